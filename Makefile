@@ -1,0 +1,36 @@
+# The two commands a new user runs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+WORKERS ?= 2
+
+.PHONY: run test install bench lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/tonk demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(WORKERS) -q
+
+bench: $(STAMP)
+	$(VENV)/bin/tonk bench engine
+	$(VENV)/bin/tonk bench engine --with-obs
+
+lint: $(STAMP)
+	$(PY) -m pip install --quiet ruff mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy tonk_env
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

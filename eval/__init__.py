@@ -1,0 +1,1 @@
+"""eval layer of Tonk RL (see README)."""

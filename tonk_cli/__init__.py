@@ -1,0 +1,1 @@
+"""The ``tonk`` command line: thin parsers over functions that tests call too."""

@@ -1,0 +1,134 @@
+"""``tonk``: the command line of Tonk RL.
+
+Each subcommand parses its arguments and calls one library function; the
+heavy imports happen inside the subcommand so ``tonk rules`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _rules_from_args(args: argparse.Namespace):  # noqa: ANN202
+    from tonk_env.engine import make_rules, parse_assignments
+
+    return make_rules(args.rules, **parse_assignments(args.set or []))
+
+
+def _add_rules_args(p: argparse.ArgumentParser, flag: str = "--rules") -> None:
+    p.add_argument(flag, dest="rules", default="standard", metavar="PRESET",
+                   help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)")
+    p.add_argument("--set", action="append", metavar="OPTION=VALUE",
+                   help="change one rules option (repeatable), e.g. --set hit_wait=1")
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    """Print the resolved rules, their hash and optionally the action table layout."""
+    from tonk_env.engine import action_table
+
+    rules = _rules_from_args(args)
+    print(f"rules preset {args.rules!r}, hash {rules.hash}")
+    for name, value in rules.to_dict().items():
+        print(f"  {name:20s} {value}")
+    if args.actions:
+        t = action_table(rules.ace_high)
+        print(f"action table: {t.size} actions")
+        for block, first, count in t.layout():
+            print(f"  {block:14s} ids {first:3d}..{first + count - 1:3d}  ({count})  e.g. {t.name(first)!r}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a speed benchmark and print its figures."""
+    if args.what == "engine":
+        from tonk_env.bench import bench_engine
+
+        res = bench_engine(args.rules, args.players, args.trials, args.seconds, args.with_obs)
+        if args.json:
+            print(json.dumps(res))
+        else:
+            print(f"engine, {args.players} players, rules {args.rules}, "
+                  f"{'with' if args.with_obs else 'without'} observations, legal mask every decision")
+            print(f"  decisions/s: {res['decisions_per_s']:,.0f} (median of {args.trials} trials: "
+                  f"{', '.join(f'{x:,}' for x in res['decisions_per_s_trials'])})")
+            print(f"  hands/s:     {res['hands_per_s']:,.0f}  ({res['decisions_per_hand']:.1f} decisions a hand)")
+        return 0
+    if args.what == "env":
+        from tonk_env.bench import bench_env  # type: ignore[attr-defined]
+
+        res = bench_env(args.rules, args.players, args.trials, args.seconds)
+        print(json.dumps(res) if args.json else "\n".join(f"  {k}: {v}" for k, v in res.items()))
+        return 0
+    raise ValueError(f"unknown benchmark {args.what!r}")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Play one hand between random players and show it."""
+    import random
+
+    from tonk_env.engine import action_to_string, legal_actions, new_game, render
+
+    rules = _rules_from_args(args)
+    rng = random.Random(args.seed)
+    s = new_game(rules, args.players, seed=args.seed)
+    print(f"One hand of Tonk between {args.players} random players (rules {args.rules}, seed {args.seed})\n")
+    print(render(s))
+    while s.phase != 2:
+        legal = legal_actions(s)
+        # random, but drop only rarely so the demo shows some play
+        choices = [a for a in legal if a != 0] if rng.random() > 0.05 else legal
+        a = rng.choice(choices or legal)
+        print(f"seat {s.cur}: {action_to_string(s, a)}")
+        s.play(a)
+    print()
+    print(render(s))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``tonk``."""
+    p = argparse.ArgumentParser(prog="tonk", description="Tonk RL: environments, agents and training for Tonk.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("rules", help="print a resolved ruleset, its hash and the action table")
+    r.add_argument("--preset", dest="rules", default="standard", metavar="NAME", help="rules preset")
+    r.add_argument("--set", action="append", metavar="OPTION=VALUE", help="change one option")
+    r.add_argument("--actions", action="store_true", help="also print the action table layout")
+    r.set_defaults(func=cmd_rules)
+
+    b = sub.add_parser("bench", help="speed benchmarks (engine, env)")
+    b.add_argument("what", choices=["engine", "env"])
+    _add_rules_args(b)
+    b.add_argument("--players", type=int, default=2)
+    b.add_argument("--trials", type=int, default=5)
+    b.add_argument("--seconds", type=float, default=1.0, help="seconds per trial")
+    b.add_argument("--with-obs", action="store_true", help="build the observation tensor every decision")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.set_defaults(func=cmd_bench)
+
+    d = sub.add_parser("demo", help="play and print one hand between random players")
+    _add_rules_args(d)
+    d.add_argument("--players", type=int, default=2)
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tonk`` console command."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as e:
+        print(f"tonk {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tonk {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""What one seat may know: the JSON view, the observation tensor, and text rendering.
+
+Observation tensor (float32, from the observing seat's point of view; seats
+are ordered relative to the observer: offset 0 is the observer, offset 1 the
+next seat clockwise, ...). ``n`` is the number of players.
+
+=================  ==========  =================================================
+slice              size        content
+=================  ==========  =================================================
+``hand``           52          1 for each card in my hand
+``top_discard``    52          one-hot top card of the discard pile (all 0 if empty)
+``discarded``      52          every card that has been on the discard pile
+``known``          (n-1)*52    per opponent (offset 1..n-1): cards known to be in
+                               their hand (taken from the pile, not played since)
+``spreads``        n*52        cards on the table by spread owner (offset 0..n-1)
+``hand_sizes``     n           cards in each hand / 10
+``stock_size``     1           cards in the stock / 52
+``waits``          n           turns each seat may not drop, min(w, 10) / 10
+``phase``          2           one-hot: start of turn, play phase
+``hand_count``     1           my count / 50
+``turn``           1           turns played / max_turns
+=================  ==========  =================================================
+
+Size: ``52 * (2n + 2) + 3n + 5`` (2 players: 321). ``OBS_VERSION`` changes
+whenever this layout changes; checkpoints record it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .cards import card_to_string, hand_value, mask_to_strings
+from .actions import HIT_BOOK, SPREAD
+from .infostate import SeatInfo, seat_info
+from .state import OVER, PHASE_NAMES, GameState, Spread
+
+OBS_VERSION = 1
+
+
+class ObsLayout:
+    """Named slices of the observation tensor for ``n`` players."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        parts = [
+            ("hand", 52),
+            ("top_discard", 52),
+            ("discarded", 52),
+            ("known", (n - 1) * 52),
+            ("spreads", n * 52),
+            ("hand_sizes", n),
+            ("stock_size", 1),
+            ("waits", n),
+            ("phase", 2),
+            ("hand_count", 1),
+            ("turn", 1),
+        ]
+        self.slices: dict[str, slice] = {}
+        pos = 0
+        for name, size in parts:
+            self.slices[name] = slice(pos, pos + size)
+            pos += size
+        self.size = pos
+        self.num_masks = 3 + (n - 1) + n
+        self.version = OBS_VERSION
+
+    def __getitem__(self, name: str) -> slice:
+        return self.slices[name]
+
+    def split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Cut an observation into its named parts."""
+        return {k: obs[..., v] for k, v in self.slices.items()}
+
+    def describe(self) -> list[tuple[str, int, int]]:
+        """``(name, start, size)`` for every slice."""
+        return [(k, v.start, v.stop - v.start) for k, v in self.slices.items()]
+
+
+@lru_cache(maxsize=None)
+def obs_layout(n: int) -> ObsLayout:
+    """The (cached) observation layout for ``n`` players."""
+    return ObsLayout(n)
+
+
+def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The float32 observation tensor of ``seat`` (see the module docstring)."""
+    n = s.n
+    lay = obs_layout(n)
+    if out is None:
+        out = np.empty(lay.size, dtype=np.float32)
+    order = [(seat + i) % n for i in range(n)]
+    known = s.known
+    owner = s.spread_owner_masks
+    masks = [s.hands[seat], 1 << s.pile[-1] if s.pile else 0, s.discarded]
+    masks += [known[o] for o in order[1:]]
+    masks += [owner[o] for o in order]
+    bits = np.unpackbits(
+        np.array(masks, dtype=np.uint64).view(np.uint8), bitorder="little"
+    ).reshape(-1, 64)[:, :52]
+    nb = 52 * len(masks)
+    out[:nb] = bits.ravel()
+    hands = s.hands
+    waits = s.waits
+    tail = [hands[o].bit_count() / 10 for o in order]
+    tail.append(len(s.stock) / 52)
+    tail += [min(waits[o], 10) / 10 for o in order]
+    tail.append(1.0 if s.phase == 0 else 0.0)
+    tail.append(1.0 if s.phase == 1 else 0.0)
+    tail.append(hand_value(hands[seat]) / 50)
+    tail.append(s.turn / s.rules.max_turns)
+    out[nb:] = tail
+    return out
+
+
+def view(s: GameState, seat: int) -> dict[str, Any]:
+    """A JSON-serialisable dict of exactly what ``seat`` may know.
+
+    Keys: ``seat``, ``num_players``, ``rules`` (option dict), ``rules_hash``,
+    ``dealer``, ``current_player``, ``phase`` (``start``/``play``/``over``),
+    ``hand``, ``count`` (my hand's count), ``top_discard``, ``discards`` (the
+    discard pile as it stands, oldest first, top last; cards taken from it
+    appear in ``history``), ``stock_size``, ``spreads`` (``{"owner", "cards"}``),
+    ``hand_sizes``, ``known_cards`` (per seat, cards known to be in that hand),
+    ``waits``, ``turn`` (turns completed), ``history`` (every public action as
+    ``[seat, action string]``; a draw does not name its card), ``legal_actions``
+    (strings; empty unless it is this seat's turn), ``result`` (null until the
+    hand is over, then kind, every seat's hand, counts and payoffs).
+    """
+    return view_from_info(seat_info(s, seat))
+
+
+def view_from_info(info: SeatInfo) -> dict[str, Any]:
+    """The JSON view built from a :class:`SeatInfo` alone (so nothing hidden leaks)."""
+    name = info.table.name
+    legal = []
+    if info.legal:
+        short = _short_hits(info)
+        legal = [short.get(a) or name(a) for a in info.legal]
+    return {
+        "seat": info.seat,
+        "num_players": info.n,
+        "rules": info.rules.to_dict(),
+        "rules_hash": info.rules.hash,
+        "dealer": info.dealer,
+        "current_player": None if info.phase == OVER else info.cur,
+        "phase": PHASE_NAMES[info.phase],
+        "hand": mask_to_strings(info.hand),
+        "count": hand_value(info.hand),
+        "top_discard": card_to_string(info.pile[-1]) if info.pile else None,
+        "discards": [card_to_string(c) for c in info.pile],
+        "stock_size": info.stock_size,
+        "spreads": [
+            {"owner": sp[0], "cards": [card_to_string(c) for c in Spread(*sp).cards()]}
+            for sp in info.spreads
+        ],
+        "hand_sizes": list(info.hand_sizes),
+        "known_cards": [mask_to_strings(k) for k in info.known],
+        "waits": list(info.waits),
+        "turn": info.turn,
+        "history": [[seat, name(a)] for seat, a in info.history],
+        "legal_actions": legal,
+        "result": info.result.to_dict() if info.result is not None else None,
+    }
+
+
+def _short_hits(info: SeatInfo) -> dict[int, str]:
+    """Short ``hit C`` strings for legal hits whose card has a single target."""
+    per_card: dict[int, list[int]] = {}
+    for a in info.legal:
+        if HIT_BOOK <= a < SPREAD:
+            per_card.setdefault((a - HIT_BOOK) % 52, []).append(a)
+    return {acts[0]: "hit " + card_to_string(c) for c, acts in per_card.items() if len(acts) == 1}
+
+
+def public_history(s: GameState) -> list[list[Any]]:
+    """Every action so far as ``[seat, string]`` (hits in their long form)."""
+    name = s.table.name
+    return [[seat, name(a)] for seat, a in s.history]
+
+
+def render(s: GameState, seat: int | None = None) -> str:
+    """A text picture of the hand for a person; ``seat`` hides the others' cards."""
+    lines = []
+    if s.phase == OVER:
+        assert s.result is not None
+        lines.append(f"Hand over after {s.turn} turns: {s.result.kind}"
+                     + (f" ({s.result.detail})" if s.result.detail else ""))
+    else:
+        what = "drop, draw or take" if s.phase == 0 else "spread, hit, then discard"
+        lines.append(f"Turn {s.turn + 1}: seat {s.cur} to play ({what})")
+    top = card_to_string(s.pile[-1]) if s.pile else "--"
+    lines.append(f"Stock: {len(s.stock)} cards   Discard pile: {top} on top ({len(s.pile)} cards)")
+    for p in range(s.n):
+        tag = []
+        if p == s.dealer:
+            tag.append("dealer")
+        if s.waits[p]:
+            tag.append(f"waits {s.waits[p]}")
+        label = f"Seat {p}" + (" (you)" if p == seat else "") + (f" [{', '.join(tag)}]" if tag else "")
+        h = s.hands[p]
+        if seat is None or p == seat or s.phase == OVER:
+            lines.append(f"  {label}: {' '.join(mask_to_strings(h)) or '(empty)'}  = {hand_value(h)}")
+        else:
+            lines.append(f"  {label}: {h.bit_count()} cards")
+    if s.spreads:
+        lines.append("Table:")
+        for sp in s.spreads:
+            lines.append(f"  seat {sp.owner}: {' '.join(card_to_string(c) for c in sp.cards())}")
+    else:
+        lines.append("Table: (no spreads)")
+    if s.result is not None:
+        pays = ", ".join(f"seat {p}: {v:+g}" for p, v in enumerate(s.result.payoffs))
+        lines.append(f"Payoffs (stakes): {pays}")
+    return "\n".join(lines)

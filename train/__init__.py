@@ -1,0 +1,1 @@
+"""train layer of Tonk RL (see README)."""
