@@ -7,6 +7,7 @@ heavy imports happen inside the subcommand so ``tonk rules`` stays fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -114,7 +115,26 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--players", type=int, default=2)
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(func=cmd_demo)
+
+    for module_name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name:
+                raise
+            continue
+        module.register(sub)
     return p
+
+
+#: Modules that add subcommands: each has ``register(subparsers)`` and keeps
+#: its heavy imports inside the command function.
+SUBCOMMAND_MODULES = (
+    "tonk_cli.eval_cmd",
+    "tonk_cli.train_cmd",
+    "tonk_cli.tournament_cmd",
+    "tonk_cli.play_cmd",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
