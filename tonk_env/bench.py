@@ -24,13 +24,14 @@ def engine_trial(
     """Play random legal hands for ``seconds``; return (decisions, hands, elapsed)."""
     rng = random.Random(seed)
     rr = rng.random
+    deal_rng = np.random.default_rng(seed)
     buf = np.empty(obs_layout(num_players).size, dtype=np.float32)
     mask = np.zeros(new_game(rules, num_players, seed=0).table.size, dtype=np.int8)
     decisions = hands = 0
     t0 = time.perf_counter()
     deadline = t0 + seconds
     while True:
-        s = new_game(rules, num_players, seed=rng)
+        s = new_game(rules, num_players, seed=deal_rng)
         while s.phase != 2:
             legal = legal_actions(s)
             if with_mask:

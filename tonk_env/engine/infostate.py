@@ -143,7 +143,7 @@ def sample_state(info: SeatInfo, rng: random.Random) -> GameState:
     s.table = info.table
     s.n = info.n
     s.dealer = info.dealer
-    s.deck = ()
+    s.deck = []
     s.hands = hands
     s.stock = stock
     s.pile = list(info.pile)

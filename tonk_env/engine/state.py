@@ -136,7 +136,7 @@ class GameState:
     table: ActionTable
     n: int
     dealer: int
-    deck: tuple[int, ...]
+    deck: list[int]  # the dealing order, top first (empty for a determinized state)
     hands: list[int]
     stock: list[int]  # top of the stock is the last element
     pile: list[int]  # discard pile, oldest first, top last
@@ -204,9 +204,19 @@ class GameState:
         )
 
 
-def shuffled_deck(seed: int | random.Random | None = None, prefix: Sequence[int] = ()) -> list[int]:
-    """A deck in dealing order: ``prefix`` first, the remaining cards shuffled from ``seed``."""
-    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+def shuffled_deck(seed: int | random.Random | np.random.Generator | None = None, prefix: Sequence[int] = ()) -> list[int]:
+    """A deck in dealing order: ``prefix`` first, the remaining cards shuffled from ``seed``.
+
+    ``seed`` is an int (used as ``random.Random(seed)``), a ``random.Random`` or a
+    ``numpy.random.Generator`` (its ``permutation``; fastest); None draws fresh entropy.
+    """
+    if not prefix:
+        if isinstance(seed, np.random.Generator):
+            return seed.permutation(NUM_CARDS).tolist()
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        deck = list(range(NUM_CARDS))
+        rng.shuffle(deck)
+        return deck
     used = 0
     for c in prefix:
         if not 0 <= c < NUM_CARDS:
@@ -217,14 +227,17 @@ def shuffled_deck(seed: int | random.Random | None = None, prefix: Sequence[int]
             raise ValueError(f"deck: card {card_to_string(c)} appears twice")
         used |= 1 << c
     rest = [c for c in range(NUM_CARDS) if not used >> c & 1]
-    rng.shuffle(rest)
+    if isinstance(seed, np.random.Generator):
+        rest = [rest[i] for i in seed.permutation(len(rest)).tolist()]
+    else:
+        (seed if isinstance(seed, random.Random) else random.Random(seed)).shuffle(rest)
     return list(prefix) + rest
 
 
 def new_game(
     rules: TonkRules | str | None = None,
     num_players: int = 2,
-    seed: int | random.Random | None = None,
+    seed: int | random.Random | np.random.Generator | None = None,
     deck: str | Iterable[str | int] | None = None,
     dealer: int | None = None,
 ) -> GameState:
@@ -232,18 +245,20 @@ def new_game(
 
     ``deck`` stacks the cards (top first): one card at a time to each seat,
     starting left of the dealer, then the upcard, then the stock top first.
-    A prefix is completed with the remaining cards shuffled from ``seed``.
-    ``dealer`` defaults to the last seat, so seat 0 plays first.
+    A prefix is completed with the remaining cards shuffled from ``seed``
+    (see :func:`shuffled_deck`). ``dealer`` defaults to the last seat, so seat
+    0 plays first.
     """
     if rules is None:
-        rules = make_rules()
+        rules = _STANDARD
     elif isinstance(rules, str):
         rules = make_rules(rules)
-    rules.check_players(num_players)
     n = num_players
+    if n.__class__ is not int or not 2 <= n <= 6:
+        rules.check_players(num_players)
     if dealer is None:
         dealer = n - 1
-    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
+    elif isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
         raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
     order = shuffled_deck(seed, parse_cards(deck) if deck is not None else ())
 
@@ -252,21 +267,25 @@ def new_game(
     s.table = action_table(rules.ace_high)
     s.n = n
     s.dealer = dealer
-    s.deck = tuple(order)
-    hands = [0] * n
+    s.deck = order
     first = (dealer + 1) % n
-    k = 0
-    for _ in range(rules.hand_size):
-        for i in range(n):
-            hands[(first + i) % n] |= 1 << order[k]
-            k += 1
+    hs = rules.hand_size
+    k = n * hs
+    hands = [0] * n
+    for i in range(n):
+        h = 0
+        for c in order[i:k:n]:
+            h |= 1 << c
+        hands[(first + i) % n] = h
     s.hands = hands
-    s.pile = []
-    s.discarded = 0
     if rules.upcard:
-        s.pile.append(order[k])
-        s.discarded = 1 << order[k]
+        up = order[k]
+        s.pile = [up]
+        s.discarded = 1 << up
         k += 1
+    else:
+        s.pile = []
+        s.discarded = 0
     s.stock = order[k:][::-1]
     s.cur = first
     s.phase = START
@@ -276,16 +295,24 @@ def new_game(
     s.spreads = []
     s.spread_owner_masks = [0] * n
     s.book_targets = s.high_targets = s.low_targets = 0
-    s.target_index = {}
+    s.target_index = _NO_TARGETS
     s.turn = 0
     s.history = []
     s.result = None
-    counts = [hand_value(h) for h in hands]
-    iw = scoring.instant_win(counts, rules)
-    if iw is not None:
-        kind, pay, winner = iw
-        _finish(s, kind, pay, winner, "instant_win_tie" if kind == "void" else "")
+    low = rules.instant_win_low_max
+    totals = rules.instant_win_totals
+    if totals or low is not None:
+        for h in hands:
+            c = hand_value(h)
+            if c in totals or (low is not None and c <= low):
+                kind, pay, winner = scoring.instant_win([hand_value(x) for x in hands], rules)  # type: ignore[misc]
+                _finish(s, kind, pay, winner, "instant_win_tie" if kind == "void" else "")
+                break
     return s
+
+
+_STANDARD = make_rules()
+_NO_TARGETS: dict[int, int] = {}
 
 
 def _finish(s: GameState, kind: str, pay: Sequence[float], seat: int | None, detail: str = "") -> None:

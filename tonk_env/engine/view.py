@@ -94,14 +94,20 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     order = [(seat + i) % n for i in range(n)]
     known = s.known
     owner = s.spread_owner_masks
-    masks = [s.hands[seat], 1 << s.pile[-1] if s.pile else 0, s.discarded]
-    masks += [known[o] for o in order[1:]]
-    masks += [owner[o] for o in order]
-    bits = np.unpackbits(
-        np.array(masks, dtype=np.uint64).view(np.uint8), bitorder="little"
-    ).reshape(-1, 64)[:, :52]
-    nb = 52 * len(masks)
-    out[:nb] = bits.ravel()
+    # Concatenate every 52-card mask into one integer (last slice first), then
+    # unpack all of it with one numpy call.
+    big = 0
+    for o in reversed(order):
+        big = (big << 52) | owner[o]
+    for o in reversed(order[1:]):
+        big = (big << 52) | known[o]
+    big = (big << 52) | s.discarded
+    big = (big << 52) | (1 << s.pile[-1] if s.pile else 0)
+    big = (big << 52) | s.hands[seat]
+    nb = 52 * lay.num_masks
+    out[:nb] = np.unpackbits(
+        np.frombuffer(big.to_bytes(nb // 8 + 1, "little"), dtype=np.uint8), bitorder="little"
+    )[:nb]
     hands = s.hands
     waits = s.waits
     tail = [hands[o].bit_count() / 10 for o in order]
