@@ -14,11 +14,12 @@ ids        action              meaning
 211..275   ``spread ...``      books: rank ``r`` uses ids ``211 + 5r + k``; ``k`` 0..3 is the
                                three without suit ``k``, ``k = 4`` the four
 276..      ``spread ...``      runs: suit by suit (C, D, H, S), by low card, then by
-                               length; 66 per suit (77 with ``ace_high``, where
-                               position 13 is the ace above the king)
+                               length; 66 per suit (76 with ``ace_high``, where
+                               position 13 is the ace above the king; the whole
+                               suit is only A..K)
 =========  ==================  =============================================
 
-The table has 540 actions (584 with ``ace_high``). A hit is named by its card and
+The table has 540 actions (580 with ``ace_high``). A hit is named by its card and
 the end of the target spread it joins, and a card can join at most one book,
 one run's high end and one run's low end, so the three hit blocks identify the
 target without ambiguity. Every action's string form is unique; a hit's long
@@ -81,6 +82,8 @@ class ActionTable:
                 for hi in range(lo + 2, top + 1):
                     if lo == 0 and hi == 13:
                         continue  # the ace cannot be both low and high
+                    if lo == 1 and hi == 13:
+                        continue  # 2..K+A holds the same 13 cards as A..K: one action for one set
                     mask = 0
                     for pos in range(lo, hi + 1):
                         mask |= 1 << position_card(suit, pos)

@@ -58,7 +58,7 @@ class TonkRules:
     instant_win_pay: float = 2
     """Stakes an instant winner receives from every other player."""
     instant_win_tie: str = "void"
-    """Several instant winners: ``void`` the hand, or ``rank`` them (low < 50 < 49)."""
+    """Several instant winners: ``void`` the hand, or ``rank`` them (a low count beats 50 beats 49)."""
     instant_win_low_max: int | None = None
     """A dealt count at or below this also wins at once (None = off)."""
     ace_high: bool = False

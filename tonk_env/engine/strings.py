@@ -52,7 +52,7 @@ def action_from_string(s: GameState, text: str) -> int:
     except IllegalActionError:
         raise
     except ValueError as e:
-        raise IllegalActionError(f"{e}; {_legal_list(s)}") from None
+        raise IllegalActionError(f"cannot read action {text.strip()!r}: {e}; {_legal_list(s)}") from None
     if action not in legal_actions(s):
         raise IllegalActionError(
             f"{text.strip()!r} is not legal now (seat {s.cur}, phase "
@@ -83,7 +83,7 @@ def _parse(s: GameState, text: str) -> int:
         cards = parse_cards(rest)
         m = mask_of(cards)
         if len(cards) < 3 or m.bit_count() != len(cards) or m not in s.table.spread_by_mask:
-            raise ValueError(f"{text.strip()!r} is not a spread (a book of 3-4 or a run of 3+ in one suit)")
+            raise ValueError("not a spread (a book of 3-4 or a run of 3+ in one suit)")
         return s.table.spread_by_mask[m]
     if verb == "hit":
         card_text, _, target_text = rest.partition(" on ")
@@ -101,12 +101,18 @@ def _parse(s: GameState, text: str) -> int:
             if not candidates:
                 raise IllegalActionError(f"{card_to_string(card)} hits no spread now; {_legal_list(s)}")
             options = " or ".join(s.table.name(a) for a in candidates)
-            raise IllegalActionError(f"'hit {card_to_string(card)}' is ambiguous: say {options}")
+            raise IllegalActionError(
+                f"'hit {card_to_string(card)}' is ambiguous: say {options}; {_legal_list(s)}"
+            )
         target = parse_card(target_text)
+        exact = f"hit {card_to_string(card)} on {card_to_string(target)}"
+        for a in candidates:  # the long form names the neighbouring card: prefer an exact match
+            if s.table.name(a) == exact:
+                return a
         for a in candidates:
             if s.spreads[s.target_index[a]].mask >> target & 1:
                 return a
         raise IllegalActionError(
             f"{card_to_string(card)} cannot hit the spread holding {card_to_string(target)}; {_legal_list(s)}"
         )
-    raise ValueError(f"cannot read action {text.strip()!r} (drop, draw, take, discard C, spread C C C, hit C [on C])")
+    raise ValueError("expected drop, draw, take, discard C, spread C C C, hit C or hit C on C")

@@ -21,7 +21,8 @@ slice              size        content
 ``turn``           1           turns played / max_turns
 =================  ==========  =================================================
 
-Size: ``52 * (2n + 2) + 3n + 5`` (2 players: 321). ``OBS_VERSION`` changes
+Size: ``52 * (2n + 2) + 2n + 5`` (2 players: 321). ``hand_count`` can exceed 1
+(a sixth card: up to 1.2; seven-card hands: 1.6). ``OBS_VERSION`` changes
 whenever this layout changes; checkpoints record it.
 """
 
