@@ -77,3 +77,175 @@ def bench_engine(
         "decisions_per_hand": statistics.median(lens),
         "decisions_per_s_trials": [round(x) for x in dps],
     }
+
+
+def _nop_aec_env(num_players: int, table_size: int, obs_size: int, decisions: int) -> Any:
+    """A PettingZoo AEC env whose ``step`` does nothing but pass the turn and end after ``decisions``.
+
+    It has the Tonk env's spaces and the same wrappers, so timing it measures
+    what PettingZoo's wrappers and the ``agent_iter``/``last``/``step`` loop
+    cost by themselves on this machine (the ceiling for any wrapped env).
+    """
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+
+    class NopEnv(AECEnv):
+        metadata = {"name": "nop_v0"}
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.possible_agents = [f"player_{i}" for i in range(num_players)]
+            self._act = spaces.Discrete(table_size)
+            self._obs_space = spaces.Dict(
+                {
+                    "observation": spaces.Box(0, 1, (obs_size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (table_size,), np.int8),
+                }
+            )
+            self._obs = {
+                "observation": np.zeros(obs_size, np.float32),
+                "action_mask": np.ones(table_size, np.int8),
+            }
+
+        def observation_space(self, agent: str) -> Any:
+            return self._obs_space
+
+        def action_space(self, agent: str) -> Any:
+            return self._act
+
+        def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+            self.agents = self.possible_agents[:]
+            self.rewards = {a: 0.0 for a in self.agents}
+            self._cumulative_rewards = {a: 0.0 for a in self.agents}
+            self.terminations = {a: False for a in self.agents}
+            self.truncations = {a: False for a in self.agents}
+            self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+            self.agent_selection = self.agents[0]
+            self._left = decisions
+
+        def observe(self, agent: str) -> Any:
+            return self._obs
+
+        def step(self, action: Any) -> None:
+            if self.terminations[self.agent_selection]:
+                self._was_dead_step(action)
+                return
+            self._left -= 1
+            if self._left <= 0:
+                for a in self.agents:
+                    self.terminations[a] = True
+            i = self.possible_agents.index(self.agent_selection)
+            self.agent_selection = self.possible_agents[(i + 1) % num_players]
+
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(NopEnv()))
+
+
+def aec_loop(e: Any, seconds: float, seed: int) -> tuple[int, int, int, float]:
+    """Random masked play with the usual ``agent_iter``/``last``/``step`` loop for ``seconds``.
+
+    Returns (steps, decisions, hands, elapsed): ``steps`` counts every ``step()``
+    call as PettingZoo's ``performance_benchmark`` does (the ``None`` steps of
+    terminated agents included), ``decisions`` only the real actions.
+    """
+    rr = random.Random(seed).random
+    flatnonzero = np.flatnonzero
+    steps = decisions = hands = 0
+    e.reset(seed=seed)
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        for _agent in e.agent_iter():
+            obs, _reward, termination, truncation, _info = e.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = flatnonzero(obs["action_mask"])
+                action = int(legal[int(rr() * len(legal))])
+                decisions += 1
+            e.step(action)
+            steps += 1
+        hands += 1
+        if hands % 16 == 0 and time.perf_counter() >= deadline:
+            break
+        e.reset()
+    return steps, decisions, hands, time.perf_counter() - t0
+
+
+def single_agent_trial(
+    rules: TonkRules, num_players: int, seconds: float, seed: int
+) -> tuple[int, int, float]:
+    """Random masked play of the learner in the single-agent env against random opponents.
+
+    Returns (learner steps, hands, elapsed).
+    """
+    from .single import TonkSingleAgentEnv
+
+    e = TonkSingleAgentEnv(num_players, rules)
+    rr = random.Random(seed).random
+    flatnonzero = np.flatnonzero
+    steps = hands = 0
+    e.reset(seed=seed)
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        legal = flatnonzero(e.action_masks())
+        _obs, _reward, terminated, truncated, _info = e.step(int(legal[int(rr() * len(legal))]))
+        steps += 1
+        if terminated or truncated:
+            hands += 1
+            if hands % 16 == 0 and time.perf_counter() >= deadline:
+                break
+            e.reset()
+    return steps, hands, time.perf_counter() - t0
+
+
+def bench_env(
+    rules: str = "standard", num_players: int = 2, trials: int = 5, seconds: float = 1.0, seed: int = 0
+) -> dict[str, Any]:
+    """Median steps/s of random masked play through the AEC env and the single-agent env.
+
+    Besides the two headline figures (``aec_steps_per_s``: the wrapped
+    ``env()``; ``single_agent_steps_per_s``: learner steps against random
+    opponents) it times the same AEC loop on the unwrapped ``raw_env`` and on
+    a do-nothing env behind the same PettingZoo wrappers, whose figure is the
+    most any wrapped env can reach on this machine.
+    """
+    from .aec import env as make_env
+    from .aec import raw_env
+
+    r = make_rules(rules)
+    keys = ("aec", "aec_decisions", "aec_hands", "aec_raw", "nop", "single", "single_hands")
+    runs: dict[str, list[float]] = {k: [] for k in keys}
+    probe = raw_env(num_players, r)
+    table_size = int(probe.action_space(probe.possible_agents[0]).n)  # type: ignore[attr-defined]
+    obs_size = obs_layout(num_players).size
+    for i in range(trials):
+        st, d, h, el = aec_loop(make_env(num_players, r), seconds, seed + i)
+        runs["aec"].append(st / el)
+        runs["aec_decisions"].append(d / el)
+        runs["aec_hands"].append(h / el)
+        st, d, h, el = aec_loop(raw_env(num_players, r), seconds, seed + i)
+        runs["aec_raw"].append(st / el)
+        st, d, h, el = aec_loop(_nop_aec_env(num_players, table_size, obs_size, 5), seconds / 2, seed + i)
+        runs["nop"].append(st / el)
+        st, h, el = single_agent_trial(r, num_players, seconds, seed + i)
+        runs["single"].append(st / el)
+        runs["single_hands"].append(h / el)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    return {
+        "benchmark": "env",
+        "rules": rules,
+        "num_players": num_players,
+        "trials": trials,
+        "seconds_per_trial": seconds,
+        "aec_steps_per_s": med["aec"],
+        "aec_decisions_per_s": med["aec_decisions"],
+        "aec_hands_per_s": med["aec_hands"],
+        "aec_raw_steps_per_s": med["aec_raw"],
+        "wrapped_nop_steps_per_s": med["nop"],
+        "single_agent_steps_per_s": med["single"],
+        "single_agent_hands_per_s": med["single_hands"],
+        "aec_steps_per_s_trials": [round(x) for x in runs["aec"]],
+        "single_agent_steps_per_s_trials": [round(x) for x in runs["single"]],
+    }

@@ -1,0 +1,338 @@
+# noqa: D212, D415
+"""
+# Tonk
+
+| Import             | `from tonk_env import env`                             |
+|--------------------|--------------------------------------------------------|
+| Actions            | Discrete                                               |
+| Parallel API       | No                                                     |
+| Manual Control     | No (play by text with `action_from_string`)            |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']`           |
+| Agents             | 2 to 6 (best with 2 to 4)                              |
+| Action Shape       | Discrete(540) (580 with `ace_high`)                    |
+| Action Values      | 0 .. 539 (0 .. 579 with `ace_high`)                    |
+| Observation Shape  | (52 * (2n + 2) + 2n + 5,): 321 for 2 players, 427 for 3, 533 for 4 |
+| Observation Values | [0, 1], except `hand_count` in [0, (hand_size + 1) * 10 / 50] |
+
+Tonk (Tunk) is a knock-rummy for 2 to 6 players: draw or take the top
+discard, lay spreads (books and runs) and hit spreads on the table, discard
+one card; empty your hand to *tonk out*, or *drop* when you believe your
+hand counts lowest. The rules are in `docs/RULES.md`; `rules` picks a preset
+(`standard`, `hit_penalty`, `full_waiting`, `seven_card`, `low_tonk`,
+`no_upcard`) or takes a `TonkRules`, and keyword options change single rule
+options (the names in RULES.md), e.g. `env(3, "standard", hit_wait=1)`.
+
+```python
+from tonk_env import env
+e = env(num_players=2, rules="standard")
+e.reset(seed=42)
+for agent in e.agent_iter():
+    obs, reward, termination, truncation, info = e.last()
+    if termination or truncation:
+        action = None
+    else:
+        action = e.action_space(agent).sample(obs["action_mask"])
+    e.step(action)
+```
+
+### Observation Space
+
+A dictionary: `'observation'` is the engine's float32 tensor from the
+observing seat's point of view (seats are ordered relative to the observer:
+offset 0 is the observer), and `'action_mask'` the legal actions.
+
+| slice         | size       | content                                                  |
+|---------------|------------|----------------------------------------------------------|
+| `hand`        | 52         | 1 for each card in my hand                               |
+| `top_discard` | 52         | one-hot top card of the discard pile                     |
+| `discarded`   | 52         | every card that has been on the discard pile             |
+| `known`       | (n-1) * 52 | per opponent: cards known to be in their hand (taken from the pile) |
+| `spreads`     | n * 52     | cards on the table by spread owner                       |
+| `hand_sizes`  | n          | cards in each hand / 10                                  |
+| `stock_size`  | 1          | cards in the stock / 52                                  |
+| `waits`       | n          | turns each seat may not drop, min(w, 10) / 10            |
+| `phase`       | 2          | one-hot: start of turn, play phase (both 0 once over)    |
+| `hand_count`  | 1          | my count / 50 (up to 1.2 with 5 cards, 1.6 with 7)       |
+| `turn`        | 1          | turns played / `max_turns`                               |
+
+`tonk_env.engine.obs_layout(n)` names the slices in code.
+
+#### Legal Actions Mask
+
+`'action_mask'` is an int8 vector over the action table, 1 = legal. It is
+all zeros for every agent except the one to act, whose mask is never all
+zero. By default an illegal action raises `IllegalActionError` (a
+`ValueError`) naming the action, the agent and the legal actions; with
+`illegal_action="penalize"` it ends the hand instead, the offender gets
+`illegal_penalty` (default -1) × `reward_scale` and everyone else 0, and the
+infos say `result_kind: "illegal_action"`.
+
+### Action Space
+
+One flat table (`tonk_env.engine.actions`); `env.unwrapped.action_to_string`
+and `action_from_string` translate ids and text such as `"discard 4S"`.
+
+| ids      | action              |
+|----------|---------------------|
+| 0        | `drop`              |
+| 1        | `draw` (from an empty stock it ends the hand, RULES §4) |
+| 2        | `take` the top discard |
+| 3..54    | `discard C` (`3 + card`) |
+| 55..106  | `hit C on B`: 4th card of a book |
+| 107..158 | `hit C on L`: above the high end of a run |
+| 159..210 | `hit C on H`: below the low end of a run |
+| 211..275 | `spread` a book (3 or 4 of a rank) |
+| 276..    | `spread` a run (66 per suit, 76 with `ace_high`) |
+
+A turn is several actions: drop, draw or take; then spreads and hits; then
+one discard, which passes the turn (the agent selection follows the engine).
+
+### Rewards
+
+Zero until the hand ends; then every agent receives its payoff in stakes ×
+`reward_scale` (zero-sum): tonk out +2 from each other player, run out +1,
+a won drop +1, a caught dropper pays 2 to each player at or below its count,
+stock exhausted or `max_turns` reached +1 to the lowest count, instant win +2
+(see RULES §5 and the rules options). At the end `infos[agent]` holds
+`result_kind`, `payoffs` (stakes, per seat), `counts`, `ended_by` (the seat
+that ended it, None at `max_turns` or a void deal), `detail` and `turns`.
+
+A hand that ends at the deal (instant win, void) is over right after
+`reset()`: every agent is terminated with its reward, so PettingZoo's
+`api_test` assertion "terminations all False after reset" does not hold for
+those deals. Terminations are the only ending; truncations stay False (the
+`max_turns` limit is a scored ending and the turn is observed).
+
+### Arguments
+
+`env(num_players=2, rules="standard", render_mode=None, reward_scale=1.0,
+illegal_action="raise", illegal_penalty=-1.0, **rule_options)`.
+`reset(seed=None, options={"deck": ..., "dealer": ...})` stacks the deck
+(card list or space-separated string, top first, completed at random from the
+seed) and chooses the dealer (default the last seat, so `player_0` acts
+first). A seeded reset rebuilds nothing: the rules stay the env's.
+
+`env.unwrapped` also offers `action_from_string(text)` / `action_to_string(a)`
+for the agent to act, `view(agent)` (the engine's JSON view), `record()` (the
+hand's JSON record) and `game` (the engine state; read, never change it).
+Render modes: `"ansi"` returns the table as text, `"human"` prints it.
+
+### Version History
+
+* v0: Initial release: engine observation v1 (`OBS_VERSION`), 540/580 actions.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import (
+    IllegalActionError,
+    TonkRules,
+    action_from_string,
+    action_table,
+    action_to_string,
+    legal_actions,
+    make_rules,
+    new_game,
+    observation,
+    render,
+    to_record,
+    view,
+)
+from .engine.state import OVER, GameState, is_legal
+from .single import (
+    action_id,
+    check_illegal_action,
+    check_render_mode,
+    check_reward_scale,
+    illegal_info,
+    illegal_message,
+    mask_box,
+    observation_box,
+    result_info,
+)
+
+__all__ = ["env", "raw_env"]
+
+
+def env(num_players: int = 2, rules: str | TonkRules = "standard", **kwargs: Any) -> AECEnv:
+    """The Tonk AEC env with PettingZoo's standard wrappers (see the module docstring)."""
+    e: AECEnv = raw_env(num_players, rules, **kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
+    """Tonk as a PettingZoo AEC env, without wrappers (see the module docstring)."""
+
+    metadata = {"name": "tonk_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | TonkRules = "standard",
+        render_mode: str | None = None,
+        reward_scale: float = 1.0,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -1.0,
+        **rule_options: Any,
+    ) -> None:
+        super().__init__()
+        self.rules = make_rules(rules, **rule_options)
+        self.rules.check_players(num_players)
+        self.num_players = num_players
+        self.render_mode = check_render_mode(render_mode)
+        self.reward_scale = check_reward_scale(reward_scale)
+        self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_box = observation_box(self.rules, num_players)
+        self.observation_spaces = {
+            a: spaces.Dict({"observation": obs_box, "action_mask": mask_box(self.rules)})
+            for a in self.possible_agents
+        }
+        self.action_spaces = {
+            a: spaces.Discrete(action_table(self.rules.ace_high).size) for a in self.possible_agents
+        }
+        self._num_actions = action_table(self.rules.ace_high).size
+        self.np_random: np.random.Generator | None = None
+        self.game: GameState | None = None
+        self._done = True
+
+    # -- PettingZoo API ------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (the same object every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent`` (the same object every call)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new hand; ``options`` may hold ``deck`` (stacked, top first) and ``dealer``."""
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        deck = dealer = None
+        if options:
+            unknown = sorted(k for k in options if k not in ("deck", "dealer"))
+            if unknown:
+                msg = f"tonk_v0 reset: ignoring unknown options {unknown} (known: deck, dealer)"
+                warnings.warn(msg, stacklevel=2)
+            deck = options.get("deck")
+            dealer = options.get("dealer")
+        s = new_game(self.rules, self.num_players, seed=self.np_random, deck=deck, dealer=dealer)
+        self.game = s
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self._done = False
+        if s.phase == OVER:
+            self._end_hand(result_info(s), s.result.payoffs)  # type: ignore[union-attr]
+        else:
+            self.agent_selection = self.possible_agents[s.cur]
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation tensor and action mask (fresh arrays every call)."""
+        s = self.game
+        seat = self._seat[agent]
+        mask = np.zeros(self._num_actions, dtype=np.int8)
+        if not self._done and s.cur == seat:  # type: ignore[union-attr]
+            for a in legal_actions(s):  # type: ignore[arg-type]
+                mask[a] = 1  # a loop beats fancy indexing for a few actions
+        return {"observation": observation(s, seat), "action_mask": mask}  # type: ignore[arg-type]
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` for the agent to act (``None`` for a terminated agent)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        s = self.game
+        a = action if type(action) is int else action_id(action)
+        if not is_legal(s, a):  # type: ignore[arg-type]
+            if self.illegal_action == "raise":
+                raise IllegalActionError(illegal_message(s, agent, a))  # type: ignore[arg-type]
+            seat = self._seat[agent]
+            pay = [self.illegal_penalty if i == seat else 0.0 for i in range(self.num_players)]
+            self._end_hand(illegal_info(seat, a, self.illegal_penalty, self.num_players), pay)
+        else:
+            s.play(a)  # type: ignore[union-attr]
+            if s.phase == OVER:  # type: ignore[union-attr]
+                self._end_hand(result_info(s), s.result.payoffs)  # type: ignore[arg-type, union-attr]
+            else:
+                self.agent_selection = self.possible_agents[s.cur]  # type: ignore[union-attr]
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        """The table as text with every hand shown (``ansi`` returns it, ``human`` prints it)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = "(no hand dealt)" if self.game is None else render(self.game)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # -- conveniences --------------------------------------------------------------------------
+
+    def action_from_string(self, text: str) -> int:
+        """Parse an action string (``"draw"``, ``"discard 4S"``, ...) for the agent to act."""
+        return action_from_string(self._state(), text)
+
+    def action_to_string(self, action: int) -> str:
+        """The string of an action id in the current state."""
+        return action_to_string(self._state(), action_id(action))
+
+    def view(self, agent: str | None = None) -> dict[str, Any]:
+        """The engine's JSON view of ``agent``'s seat (default: the agent to act)."""
+        return view(self._state(), self._seat[agent if agent is not None else self.agent_selection])
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record of the current hand (see ``tonk_env.engine.record``)."""
+        return to_record(self._state())
+
+    def seat(self, agent: str) -> int:
+        """The engine seat of an agent name."""
+        return self._seat[agent]
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _state(self) -> GameState:
+        if self.game is None:
+            raise RuntimeError("no hand dealt yet; call reset()")
+        return self.game
+
+    def _end_hand(self, info: dict[str, Any], payoffs: Any) -> None:
+        """Terminate every agent with its reward and the result in its info."""
+        self._done = True
+        scale = self.reward_scale
+        for i, agent in enumerate(self.possible_agents):
+            r = float(payoffs[i]) * scale
+            self.rewards[agent] = r
+            self._cumulative_rewards[agent] += r
+            self.terminations[agent] = True
+            self.infos[agent] = {k: list(v) if isinstance(v, list) else v for k, v in info.items()}
+        self.agent_selection = self.possible_agents[0]

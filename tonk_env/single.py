@@ -1,0 +1,692 @@
+"""Gymnasium single-agent Tonk: one learner seat against opponent policies.
+
+Every transition belongs to the learner. The opponents act inside ``step()``
+(and inside ``reset()`` when they play before the learner), so an episode is
+one hand seen from one seat, and its reward is that seat's payoff:
+
+=====================  =======================================================
+space / value          content
+=====================  =======================================================
+``observation_space``  ``Box(0, high, (52 * (2n + 2) + 2n + 5,), float32)``: the
+                       engine's observation tensor of the learner's seat
+                       (``tonk_env.engine.view``; 321 floats for 2 players).
+                       ``high`` is 1 except ``hand_count`` (count / 50), which
+                       reaches ``(hand_size + 1) * 10 / 50`` (1.2 with 5 cards)
+``action_space``       ``Discrete(540)`` (580 with ``ace_high``): the engine's
+                       action table (``tonk_env.engine.actions``)
+``action_masks()``     int8 0/1 over the action table, 1 = legal; never all zero
+                       while the learner is to act, exactly one 1 (at
+                       :data:`ACKNOWLEDGE`) in a hand that ended before the learner
+                       acted (below), all zero once the episode is over
+reward                 0 until the hand ends, then the learner's payoff in stakes
+                       times ``reward_scale``, also when an opponent's move or the
+                       deal ends it (with ``early_end="deliver"``, the default)
+info at the end        ``result_kind``, ``payoffs`` (stakes, per seat), ``counts``,
+                       ``ended_by`` (seat), ``detail``, ``turns``, ``learner_seat``
+                       (plus ``acknowledged: True`` on an acknowledgement step)
+``terminated``         True when the hand ends (``max_turns`` scoring included:
+                       it is a real ending with payoffs, and the turn is observed)
+``truncated``          always False
+=====================  =======================================================
+
+The mask stays out of the observation (a flat ``Box`` suits SB3's
+``MlpPolicy``); sb3-contrib's ``MaskablePPO`` reads :meth:`TonkSingleAgentEnv.action_masks`
+directly, so no ``ActionMasker`` wrapper is needed.
+
+Hands that end before the learner's first decision
+---------------------------------------------------
+An instant win or void deal, or an opponent who drops on their first turn
+before the learner has acted, ends the hand before the learner can decide
+anything. The constructor option ``early_end`` says what happens to such a hand.
+
+``early_end="deliver"`` (the default) delivers its payoff, as the env's
+reward definition requires ("the learner's payoff when the hand ends,
+delivered even when the hand ends on an opponent's move or at the deal").
+``reset()`` returns the learner's observation of the finished hand and info
+``{"learner_seat", "hand_over": True, "skipped_hands": 0, "skipped_payoff": 0.0}``
+plus the end-of-hand fields (``result_kind``, ``payoffs``, ...). In that state
+the only legal action is the **acknowledgement**, :data:`ACKNOWLEDGE` (id 1,
+the action table's ``draw`` id, reused because the table has no spare id); it
+plays nothing. ``action_masks()`` has exactly one 1, at that id, so the mask is
+never all zero, and ``step(ACKNOWLEDGE)`` returns the final observation, the
+learner's payoff × ``reward_scale``, ``terminated=True``, ``truncated=False``
+and the end-of-hand info with ``learner_seat`` and ``acknowledged: True``. Any
+other action follows ``illegal_action``: ``IllegalActionError`` (the hand stays
+waiting for the acknowledgement) or the penalty, which then replaces the
+payoff. For ``MaskablePPO`` a single legal action has log-probability 0, so the
+step adds nothing to the policy gradient (the outcome does not depend on the
+policy) while the value function still learns the payoff. Such hands are rare
+against reasonable opponents (about 0.9% of 2-player deals are instant wins,
+plus opponents' first-turn drops), but they are part of the learner's true
+score. ``action_from_string("acknowledge")`` and ``action_to_string(1)`` use
+that name in this state; ``render()``, ``view()`` and ``record()`` show the
+finished hand. A stacked deck whose hand ends at once is simply delivered.
+Every other reset's info has ``hand_over: False`` (and zero ``skipped_*``).
+
+``early_end="redeal"`` keeps the older behaviour: such hands are **dealt
+again** and the learner never receives their reward, since ``reset()`` always
+returns a state in which the learner acts. Their outcomes do not depend on the
+learner's policy, so the policy gradient is unchanged, but the value function
+never sees them. ``reset()``'s info reports them: ``skipped_hands`` (how many
+were dealt again before this one) and ``skipped_payoff`` (the learner's summed
+payoff in them, stakes × ``reward_scale``); ``env.skipped_hands_total`` /
+``env.skipped_payoff_total`` keep the totals. After ``max_redeals`` re-deals in
+a row ``reset()`` raises ``RuntimeError``. With a stacked deck
+(``reset(options={"deck": ...})``) nothing is dealt again: a deck whose hand
+ends before the learner acts is a ``ValueError``.
+
+Opponents: the policy contract
+------------------------------
+A *policy* is either an object with ``act(obs, info) -> int`` or a plain
+callable ``f(obs, info) -> int``, where ``obs`` is
+``{"observation": float32 tensor, "action_mask": int8 mask}`` for the acting
+seat (the AEC env's observation) and ``info`` is
+``tonk_env.engine.seat_info(state, seat)`` (a :class:`~tonk_env.engine.SeatInfo`).
+A policy may define ``reset_hand(seat, num_players, rules)``; it is called at
+the start of every hand for every seat it plays (so one object shared by
+several seats is told each seat in turn: give stateful policies one object
+per seat). An *opponent sampler* is
+``sampler(rng, num_players, learner_seat) -> [policy per opponent seat]``
+(seat order, learner excluded), called once per hand with the env's
+``np_random``; an object with that ``sample`` method works too. Pass it as
+``opponent_sampler=`` or as ``opponents=`` (an object with ``act`` or a
+two-parameter callable is a policy; a ``sample`` method or a three-parameter
+callable makes a sampler).
+
+:func:`random_policy` (uniform over the legal actions) is the default
+opponent. The env recognises :class:`RandomPolicy` and skips building its
+observation and ``SeatInfo`` (it only needs the legal actions).
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .engine import (
+    IllegalActionError,
+    SeatInfo,
+    TonkRules,
+    action_from_string,
+    action_table,
+    action_to_string,
+    legal_actions,
+    make_rules,
+    new_game,
+    obs_layout,
+    observation,
+    render,
+    seat_info,
+    to_record,
+    view,
+)
+from .engine.state import OVER, PHASE_NAMES, GameState, is_legal
+
+ObsDict = dict[str, np.ndarray]
+
+ACKNOWLEDGE = 1
+"""The acknowledgement action: in a hand that ended before the learner acted
+(``early_end="deliver"``) it is the only legal action and plays nothing; its
+step delivers the learner's payoff. It reuses the action table's ``draw`` id."""
+
+EARLY_END_MODES = ("deliver", "redeal")
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that picks an action id from a seat's observation dict and ``SeatInfo``."""
+
+    def act(self, obs: ObsDict, info: SeatInfo) -> int:
+        """Return a legal action id for the seat to act."""
+        ...
+
+
+PolicyFn = Callable[[ObsDict, SeatInfo], int]
+PolicyLike = Policy | PolicyFn
+
+
+class HandAware(Protocol):
+    """A policy that wants to hear about each new hand (optional method)."""
+
+    def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
+        """Called at the start of every hand, once per seat the policy plays."""
+        ...
+
+
+class OpponentSampler(Protocol):
+    """Picks the opponents of one hand: one policy per non-learner seat, in seat order."""
+
+    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> Sequence[PolicyLike]:
+        """Return ``num_players - 1`` policies."""
+        ...
+
+
+def act_function(policy: PolicyLike) -> PolicyFn:
+    """The ``(obs, info) -> action`` function of a policy object or callable."""
+    act = getattr(policy, "act", None)
+    if callable(act):
+        return act
+    if callable(policy):
+        return policy
+    raise TypeError(f"a policy needs an act(obs, info) method or must be callable, got {policy!r}")
+
+
+def as_sampler(x: Any) -> OpponentSampler | None:
+    """``x`` as an opponent sampler, or None if it is a policy.
+
+    A sampler is an object with a ``sample(rng, num_players, learner_seat)``
+    method or a callable with exactly three positional parameters; anything
+    with an ``act`` method, or a two-parameter callable, is a policy.
+    """
+    if callable(getattr(x, "act", None)):
+        return None
+    sample = getattr(x, "sample", None)
+    if callable(sample):
+        return sample  # type: ignore[no-any-return]
+    if not callable(x):
+        return None
+    try:
+        params = inspect.signature(x).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return x if len(positional) == 3 else None
+
+
+def policy_action(policy: PolicyLike, obs: ObsDict, info: SeatInfo) -> int:
+    """Ask a policy (object with ``act`` or plain callable) for its action id."""
+    return operator.index(act_function(policy)(obs, info))
+
+
+class RandomPolicy:
+    """Uniform over the legal actions, with its own generator (deterministic per seed)."""
+
+    def __init__(self, rng: np.random.Generator | int | None = None) -> None:
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def act(self, obs: ObsDict, info: SeatInfo | None = None) -> int:
+        """A uniformly random action among those the mask allows."""
+        return self.choose(np.flatnonzero(obs["action_mask"]).tolist())
+
+    def choose(self, legal: Sequence[int]) -> int:
+        """A uniformly random element of ``legal`` (the fast path the envs use)."""
+        return legal[int(self.rng.random() * len(legal))]
+
+    def __repr__(self) -> str:
+        return "RandomPolicy()"
+
+
+def random_policy(rng: np.random.Generator | int | None = None) -> RandomPolicy:
+    """A policy that plays uniformly among the legal actions, drawing from ``rng``."""
+    return RandomPolicy(rng)
+
+
+# -- spaces shared by both environments ------------------------------------------------------
+
+
+def observation_bounds(rules: TonkRules, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of the observation tensor (see the module docstring)."""
+    lay = obs_layout(num_players)
+    low = np.zeros(lay.size, dtype=np.float32)
+    high = np.ones(lay.size, dtype=np.float32)
+    high[lay["hand_count"]] = max(1.0, (rules.hand_size + 1) * 10 / 50)
+    return low, high
+
+
+def observation_box(rules: TonkRules, num_players: int) -> spaces.Box:
+    """The ``Box`` of the engine's observation tensor for these rules and players."""
+    low, high = observation_bounds(rules, num_players)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+def mask_box(rules: TonkRules) -> spaces.Box:
+    """The ``Box`` of an int8 0/1 action mask over the rules' action table."""
+    n = action_table(rules.ace_high).size
+    return spaces.Box(0, 1, shape=(n,), dtype=np.int8)
+
+
+def check_reward_scale(reward_scale: Any) -> float:
+    """Validate ``reward_scale`` (a finite number) and return it as a float."""
+    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.floating, np.integer)):
+        raise ValueError(f"reward_scale must be a number, got {reward_scale!r}")
+    v = float(reward_scale)
+    if not np.isfinite(v):
+        raise ValueError(f"reward_scale must be finite, got {reward_scale!r}")
+    return v
+
+
+def check_illegal_action(mode: str, penalty: Any) -> float:
+    """Validate ``illegal_action`` (``raise``/``penalize``) and its penalty; return the penalty."""
+    if mode not in ("raise", "penalize"):
+        raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {mode!r}")
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
+        raise ValueError(f"illegal_penalty must be a finite number, got {penalty!r}")
+    return float(penalty)
+
+
+def check_early_end(mode: Any) -> str:
+    """Validate ``early_end`` (``deliver``/``redeal``) and return it."""
+    if not isinstance(mode, str) or mode not in EARLY_END_MODES:
+        raise ValueError(f"early_end must be 'deliver' or 'redeal', got {mode!r}")
+    return mode
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """Validate a render mode: None, ``"ansi"`` or ``"human"``."""
+    if render_mode not in (None, "ansi", "human"):
+        raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+    return render_mode
+
+
+def action_id(action: Any) -> int:
+    """An action as a Python int (NumPy integers and 0-d arrays accepted)."""
+    if type(action) is int:
+        return action
+    try:
+        return operator.index(action)
+    except TypeError:
+        raise IllegalActionError(
+            f"an action must be an integer id (use action_from_string for text), got {action!r}"
+        ) from None
+
+
+def illegal_message(s: GameState, who: str, action: int) -> str:
+    """Why ``action`` is illegal for ``who``, naming it and the legal actions."""
+    try:
+        name = repr(action_to_string(s, action))
+    except (ValueError, TypeError, IndexError):
+        name = "out of the action table"
+    if s.phase == OVER:
+        return f"{who} played action {action} ({name}), but the hand is over; call reset()"
+    legal = ", ".join(action_to_string(s, a) for a in legal_actions(s))
+    return (
+        f"illegal action {action} ({name}) for {who} (seat {s.cur}) in phase "
+        f"{PHASE_NAMES[s.phase]}; legal actions: {legal}"
+    )
+
+
+def result_info(s: GameState) -> dict[str, Any]:
+    """The end-of-hand info: result kind, payoffs (stakes), counts, the ending seat, detail, turns."""
+    r = s.result
+    assert r is not None
+    return {
+        "result_kind": r.kind,
+        "payoffs": list(r.payoffs),
+        "counts": list(r.counts),
+        "ended_by": r.seat,
+        "detail": r.detail,
+        "turns": s.turn,
+    }
+
+
+def illegal_info(offender: int, action: int, penalty: float, n: int) -> dict[str, Any]:
+    """The end-of-hand info after an illegal action under ``illegal_action="penalize"``."""
+    return {
+        "result_kind": "illegal_action",
+        "payoffs": [penalty if i == offender else 0.0 for i in range(n)],
+        "ended_by": offender,
+        "action": action,
+    }
+
+
+# -- the environment ----------------------------------------------------------------------------
+
+
+class TonkSingleAgentEnv(gymnasium.Env):
+    """One learner seat against opponent policies that act inside ``step()`` (see the module docstring).
+
+    ``opponents``: None (random opponents), one policy for every opponent seat,
+    a list with one policy per opponent seat (seat order, learner excluded), or
+    an opponent sampler (see :func:`as_sampler` for how one is told from a
+    policy). ``opponent_sampler`` names a sampler explicitly.
+    ``learner_seat``: a seat number or ``"random"`` (drawn per hand).
+    ``dealer``: None (the engine's default, the last seat, so seat 0 plays
+    first), a seat, or ``"random"`` (drawn per hand). ``rules`` is a preset
+    name or a ``TonkRules``; ``rule_options`` override single options.
+    ``early_end``: ``"deliver"`` (default) or ``"redeal"``, for hands that end
+    before the learner's first decision; ``max_redeals`` bounds ``"redeal"``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4, "name": "tonk_single_v0"}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | TonkRules = "standard",
+        opponents: PolicyLike | Sequence[PolicyLike] | None = None,
+        learner_seat: int | str = 0,
+        reward_scale: float = 1.0,
+        *,
+        opponent_sampler: OpponentSampler | None = None,
+        dealer: int | str | None = None,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -1.0,
+        render_mode: str | None = None,
+        max_redeals: int = 1000,
+        early_end: str = "deliver",
+        **rule_options: Any,
+    ) -> None:
+        self.rules = make_rules(rules, **rule_options)
+        self.rules.check_players(num_players)
+        n = self.num_players = num_players
+        if learner_seat != "random" and not (
+            isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
+        ):
+            raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+        self._seat_choice = learner_seat
+        if (
+            dealer is not None
+            and dealer != "random"
+            and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
+        ):
+            raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
+        self._dealer_choice = dealer
+        self.reward_scale = check_reward_scale(reward_scale)
+        self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.render_mode = check_render_mode(render_mode)
+        if not isinstance(max_redeals, int) or max_redeals < 0:
+            raise ValueError(f"max_redeals must be an int >= 0, got {max_redeals!r}")
+        self.max_redeals = max_redeals
+        self.early_end = check_early_end(early_end)
+
+        self._default_random = RandomPolicy(self.np_random)
+        if opponents is not None and opponent_sampler is not None:
+            raise ValueError("give either opponents or opponent_sampler, not both")
+        if opponents is not None and not isinstance(opponents, (list, tuple)):
+            sampler = as_sampler(opponents)
+            if sampler is not None:
+                opponents, opponent_sampler = None, sampler
+        if opponent_sampler is not None and not callable(opponent_sampler):
+            raise ValueError(f"opponent_sampler must be callable, got {opponent_sampler!r}")
+        self._sampler = opponent_sampler
+        self._fixed: list[PolicyLike] | None = None
+        if opponent_sampler is None:
+            if opponents is None:
+                self._fixed = [self._default_random] * (n - 1)
+            elif isinstance(opponents, (list, tuple)):
+                if len(opponents) != n - 1:
+                    raise ValueError(
+                        f"opponents: need {n - 1} policies (one per opponent seat), got {len(opponents)}"
+                    )
+                self._fixed = list(opponents)
+            else:
+                self._fixed = [opponents] * (n - 1)  # type: ignore[list-item]
+            for p in self._fixed:
+                act_function(p)  # raises TypeError early for a non-policy
+
+        self.observation_space = observation_box(self.rules, n)
+        self.action_space = spaces.Discrete(action_table(self.rules.ace_high).size)
+        self._num_actions = int(self.action_space.n)
+
+        self.game: GameState | None = None
+        """The engine state of the current hand (read it; do not change it)."""
+        self.learner_seat: int = learner_seat if isinstance(learner_seat, int) else 0
+        """The learner's seat in the current hand."""
+        self.policies: dict[int, PolicyLike] = {}
+        """The opponents of the current hand by seat."""
+        self._acts: list[PolicyFn | None] = [None] * n
+        self._done = True
+        self._pending = False  # the hand ended before the learner acted; awaiting ACKNOWLEDGE
+        self.skipped_hands_total = 0
+        self.skipped_payoff_total = 0.0
+
+    # -- gymnasium API -----------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal a hand and let the opponents play until the learner acts.
+
+        ``options``: ``deck`` (a stacked deck, as in the engine), ``dealer``
+        and ``learner_seat`` for this hand. Hands that end before the learner's
+        first decision are returned finished, awaiting :data:`ACKNOWLEDGE`
+        (``early_end="deliver"``), or dealt again (``"redeal"``); see the module
+        docstring.
+        """
+        super().reset(seed=seed)
+        rng = self.np_random  # a seeded reset replaces it: deals, seats, opponents all draw from it
+        self._default_random.rng = rng
+        opts = dict(options or {})
+        deck = opts.pop("deck", None)
+        dealer_opt = opts.pop("dealer", self._dealer_choice)
+        seat_opt = opts.pop("learner_seat", self._seat_choice)
+        if opts:
+            raise ValueError(f"unknown reset options {sorted(opts)}; known: deck, dealer, learner_seat")
+        n = self.num_players
+        deliver = self.early_end == "deliver"
+        self._pending = False
+        skipped = 0
+        skipped_payoff = 0.0
+        while True:
+            seat = int(rng.integers(n)) if seat_opt == "random" else seat_opt
+            if not (isinstance(seat, int) and 0 <= seat < n):
+                raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {seat!r}")
+            dealer = int(rng.integers(n)) if dealer_opt == "random" else dealer_opt
+            self._set_opponents(seat)
+            s = new_game(self.rules, n, seed=rng, deck=deck, dealer=dealer)
+            self.game = s
+            self.learner_seat = seat
+            self._done = False
+            for p_seat, p in self.policies.items():
+                rh = getattr(p, "reset_hand", None)
+                if rh is not None:
+                    rh(p_seat, n, self.rules)
+            self._advance()
+            if s.phase != OVER:
+                break
+            if deliver:
+                self._pending = True
+                break
+            if deck is not None:
+                raise ValueError(
+                    f"the stacked deck's hand ends ({s.result.kind if s.result else ''}) before "
+                    f"the learner (seat {seat}) acts; nothing to learn from it "
+                    "(early_end='deliver' delivers such a hand)"
+                )
+            skipped += 1
+            skipped_payoff += s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+            if skipped > self.max_redeals:
+                raise RuntimeError(
+                    f"{skipped} hands in a row ended before the learner (seat {seat}) acted; "
+                    "do the opponents always drop at once?"
+                )
+        self.skipped_hands_total += skipped
+        self.skipped_payoff_total += skipped_payoff
+        if self.render_mode == "human":
+            self.render()
+        info: dict[str, Any]
+        if deliver:
+            info = {
+                "learner_seat": self.learner_seat,
+                "hand_over": self._pending,
+                "skipped_hands": 0,
+                "skipped_payoff": 0.0,
+            }
+            if self._pending:
+                info.update(result_info(s))
+        else:
+            info = {
+                "learner_seat": self.learner_seat,
+                "skipped_hands": skipped,
+                "skipped_payoff": skipped_payoff,
+            }
+        return observation(s, self.learner_seat), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponents' until the learner acts again or the hand ends."""
+        s = self.game
+        if s is None or self._done:
+            raise RuntimeError("the hand is over (or was never dealt); call reset()")
+        a = action_id(action)
+        seat = self.learner_seat
+        if self._pending:
+            return self._acknowledge(s, a)
+        if not is_legal(s, a):
+            if self.illegal_action == "raise":
+                raise IllegalActionError(illegal_message(s, "the learner", a))
+            self._done = True
+            reward = self.illegal_penalty * self.reward_scale
+            info = illegal_info(seat, a, self.illegal_penalty, self.num_players)
+            info["learner_seat"] = seat
+            return observation(s, seat), reward, True, False, info
+        s.play(a)
+        self._advance()
+        if s.phase == OVER:
+            self._done = True
+            reward = s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+            info = result_info(s)
+            info["learner_seat"] = seat
+            terminated = True
+        else:
+            reward = 0.0
+            info = {}
+            terminated = False
+        if self.render_mode == "human":
+            self.render()
+        return observation(s, seat), reward, terminated, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as int8 0/1.
+
+        Only :data:`ACKNOWLEDGE` in a hand that ended before the learner acted;
+        all zero once the episode is over.
+        """
+        mask = np.zeros(self._num_actions, dtype=np.int8)
+        s = self.game
+        if self._pending:
+            mask[ACKNOWLEDGE] = 1
+        elif s is not None and not self._done:
+            for a in legal_actions(s):
+                mask[a] = 1  # a loop beats fancy indexing for a few actions
+        return mask
+
+    def render(self) -> str | None:
+        """The hand as text from the learner's seat (``ansi`` returns it, ``human`` prints it)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = "(no hand dealt)" if self.game is None else render(self.game, self.learner_seat)
+        if self._pending:
+            text += "\nThe hand ended before you acted: acknowledge (action 1) to receive the payoff."
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # -- conveniences --------------------------------------------------------------------------
+
+    def action_from_string(self, text: str) -> int:
+        """Parse an action string for the learner (``"draw"``, ``"discard 4S"``, ...).
+
+        In a hand that ended before the learner acted, ``"acknowledge"`` is the
+        only legal string (it gives :data:`ACKNOWLEDGE`).
+        """
+        s = self._state()
+        if self._pending:
+            if text.strip().lower() in ("acknowledge", "ack"):
+                return ACKNOWLEDGE
+            raise IllegalActionError(
+                f"{text.strip()!r} is not legal now: the hand ended before the learner acted; "
+                f"the only legal action is {ACKNOWLEDGE} (acknowledge)"
+            )
+        return action_from_string(s, text)
+
+    def action_to_string(self, action: int) -> str:
+        """The string of an action id in the current state (``"acknowledge"`` for it, when pending)."""
+        a = action_id(action)
+        if self._pending and a == ACKNOWLEDGE:
+            return "acknowledge"
+        return action_to_string(self._state(), a)
+
+    def view(self) -> dict[str, Any]:
+        """The engine's JSON view of the learner's seat."""
+        return view(self._state(), self.learner_seat)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON record of the current hand (see ``tonk_env.engine.record``)."""
+        return to_record(self._state())
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _state(self) -> GameState:
+        if self.game is None:
+            raise RuntimeError("no hand dealt yet; call reset()")
+        return self.game
+
+    def _acknowledge(self, s: GameState, a: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The step of a hand that ended before the learner acted (``early_end="deliver"``)."""
+        seat = self.learner_seat
+        if a != ACKNOWLEDGE:
+            if self.illegal_action == "raise":
+                try:
+                    name = repr(action_to_string(s, a))
+                except (ValueError, TypeError, IndexError):
+                    name = "out of the action table"
+                r = s.result
+                raise IllegalActionError(
+                    f"the learner played action {a} ({name}), but the hand ended before the learner "
+                    f"acted ({r.kind if r else 'over'}); the only legal action is {ACKNOWLEDGE} "
+                    "(acknowledge), which plays nothing and delivers the payoff"
+                )
+            self._pending = False
+            self._done = True
+            info = illegal_info(seat, a, self.illegal_penalty, self.num_players)
+            info["learner_seat"] = seat
+            return observation(s, seat), self.illegal_penalty * self.reward_scale, True, False, info
+        self._pending = False
+        self._done = True
+        reward = s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+        info = result_info(s)
+        info["learner_seat"] = seat
+        info["acknowledged"] = True
+        if self.render_mode == "human":
+            self.render()
+        return observation(s, seat), reward, True, False, info
+
+    def _set_opponents(self, learner: int) -> None:
+        n = self.num_players
+        if self._sampler is not None:
+            chosen = list(self._sampler(self.np_random, n, learner))
+            if len(chosen) != n - 1:
+                raise ValueError(f"opponent_sampler returned {len(chosen)} policies; need {n - 1}")
+        else:
+            assert self._fixed is not None
+            chosen = self._fixed
+        others = [p for p in range(n) if p != learner]
+        self.policies = dict(zip(others, chosen, strict=True))
+        acts: list[PolicyFn | None] = [None] * n
+        for p_seat, pol in self.policies.items():
+            acts[p_seat] = None if type(pol) is RandomPolicy else act_function(pol)
+        self._acts = acts
+
+    def _advance(self) -> None:
+        """Let the opponents act until the learner is to act or the hand is over."""
+        s = self.game
+        assert s is not None
+        learner = self.learner_seat
+        acts = self._acts
+        policies = self.policies
+        while s.phase != OVER and s.cur != learner:
+            seat = s.cur
+            act = acts[seat]
+            if act is None:  # RandomPolicy: only the legal actions are needed
+                a = policies[seat].choose(legal_actions(s))  # type: ignore[union-attr]
+            else:
+                mask = np.zeros(self._num_actions, dtype=np.int8)
+                for x in legal_actions(s):
+                    mask[x] = 1
+                obs = {"observation": observation(s, seat), "action_mask": mask}
+                a = action_id(act(obs, seat_info(s, seat)))
+                if not is_legal(s, a):
+                    raise IllegalActionError(illegal_message(s, f"opponent {policies[seat]!r}", a))
+            s.play(a)
