@@ -1,0 +1,178 @@
+"""A policy network evaluated with numpy alone: fast, torch-free inference.
+
+Trained MaskablePPO policies (an MLP: hidden layers with an activation, then
+the action logits) are turned into :class:`MLPPolicy` for self-play
+opponents, evaluation and sharing. Weights are plain arrays, so an
+:class:`MLPPolicy` can be saved to and loaded from ``.npz`` files, a format
+that runs no code when loaded (unlike pickled checkpoints).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0),
+}
+
+
+class MLPPolicy:
+    """Masked policy over the action table from an MLP's weights.
+
+    ``layers`` is a list of ``(W, b)`` with ``W`` of shape (out, in), the last
+    one producing the action logits. ``deterministic`` picks the masked
+    argmax; otherwise it samples from the masked softmax with its own rng.
+    """
+
+    def __init__(
+        self,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        activation: str = "tanh",
+        deterministic: bool = True,
+        seed: int | None = None,
+        name: str = "mlp",
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; known: {', '.join(ACTIVATIONS)}")
+        self.layers = [(np.asarray(w, np.float32).T.copy(), np.asarray(b, np.float32)) for w, b in layers]
+        self.activation = activation
+        self._act = ACTIVATIONS[activation]
+        self.deterministic = deterministic
+        self.rng = random.Random(seed)
+        self.name = name
+        self.meta = dict(meta or {})
+
+    def reseed(self, seed: int) -> None:
+        """Restart the sampling generator (evaluation reseeds every hand)."""
+        self.rng = random.Random(seed)
+
+    @property
+    def obs_size(self) -> int:
+        """Length of the observation vector the network takes."""
+        return self.layers[0][0].shape[0]
+
+    @property
+    def num_actions(self) -> int:
+        """Number of logits (the action table size)."""
+        return self.layers[-1][0].shape[1]
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Raw action logits for one observation or a batch."""
+        x = np.asarray(obs, dtype=np.float32)
+        for w, b in self.layers[:-1]:
+            x = self._act(x @ w + b)
+        w, b = self.layers[-1]
+        return x @ w + b
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """A legal action for one observation and its 0/1 mask."""
+        z = self.logits(obs).astype(np.float64)
+        z[np.asarray(mask) == 0] = -np.inf
+        if self.deterministic:
+            return int(np.argmax(z))
+        z -= z.max()
+        p = np.exp(z)
+        cum = np.cumsum(p)
+        return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right").clip(0, len(z) - 1))
+
+    def act(self, obs: Mapping[str, np.ndarray], info: Any = None) -> int:
+        """Policy protocol: act on ``obs["observation"]`` under ``obs["action_mask"]``."""
+        return self.choose(obs["observation"], obs["action_mask"])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Masked greedy actions for a batch (rows of observations and masks)."""
+        z = self.logits(observations).astype(np.float64)
+        z[np.asarray(masks) == 0] = -np.inf
+        return np.argmax(z, axis=1)
+
+    def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
+        """Check that this network fits the table it is seated at."""
+        expected = self.meta.get("num_players")
+        if expected is not None and expected != num_players:
+            raise ValueError(f"{self.name}: trained for {expected} players, seated at a {num_players}-player table")
+        want = self.meta.get("rules_hash")
+        if want is not None and rules is not None and getattr(rules, "hash", want) != want:
+            raise ValueError(
+                f"{self.name}: trained with rules hash {want}, but the table plays rules hash {rules.hash}"
+            )
+
+    # -- weights as plain arrays -------------------------------------------------
+    def layers_for_export(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The layers as ``(W, b)`` with ``W`` of shape (out, in), as the constructor takes them."""
+        return [(w.T.copy(), b.copy()) for w, b in self.layers]
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The weights as a flat dict of arrays (for ``.npz``)."""
+        out: dict[str, np.ndarray] = {}
+        for i, (w, b) in enumerate(self.layers):
+            out[f"w{i}"] = w.T
+            out[f"b{i}"] = b
+        return out
+
+    def save_npz(self, path: str | Path) -> None:
+        """Save weights and metadata to ``.npz`` (no pickled code)."""
+        import json
+
+        np.savez(path, **self.weights(), meta=np.array(json.dumps({**self.meta, "activation": self.activation})))
+
+    @classmethod
+    def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
+        """Load a policy saved by :meth:`save_npz` (``allow_pickle=False``)."""
+        import json
+
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"{p}: no such file")
+        try:
+            with np.load(p, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                n = sum(1 for k in data.files if k.startswith("w"))
+                layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
+        except (OSError, ValueError, KeyError) as e:
+            raise ValueError(f"{p}: not a Tonk policy .npz file ({e})") from None
+        activation = meta.pop("activation", "tanh")
+        return cls(layers, activation=activation, meta=meta, name=kwargs.pop("name", p.name), **kwargs)
+
+
+def layers_from_state_dict(state: Mapping[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The policy branch of an SB3 actor-critic ``state_dict``: hidden layers, then ``action_net``."""
+    layers = []
+    i = 0
+    while f"mlp_extractor.policy_net.{i}.weight" in state:
+        layers.append((_np(state[f"mlp_extractor.policy_net.{i}.weight"]), _np(state[f"mlp_extractor.policy_net.{i}.bias"])))
+        i += 2
+    if "action_net.weight" not in state:
+        raise ValueError("not an actor-critic policy: no action_net in its weights")
+    layers.append((_np(state["action_net.weight"]), _np(state["action_net.bias"])))
+    return layers
+
+
+def _np(t: Any) -> np.ndarray:
+    return t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def parse_bool_param(value: Any, name: str, spec: str) -> bool:
+    """A path kind's boolean parameter given as text (``true``/``false``/...)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"agent {spec}: parameter {name}={value!r} must be true or false")
+
+
+def load_npz_agent(path: str, seed: int | None = None, deterministic: Any = True, **params: Any) -> MLPPolicy:
+    """The ``npz:PATH`` agent: a policy network saved as ``.npz`` (runs no pickled code)."""
+    if params:
+        raise ValueError(f"agent npz:{path}: unknown parameters {sorted(params)}; known: deterministic")
+    det = parse_bool_param(deterministic, "deterministic", f"npz:{path}")
+    return MLPPolicy.load_npz(path, deterministic=det, seed=seed, name=f"npz:{path}")

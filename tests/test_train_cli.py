@@ -1,0 +1,95 @@
+"""Smoke runs of the real ``tonk train`` CLI with tiny budgets, and its errors."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tonk_cli.main import main
+
+TINY = [
+    "total_steps=512", "n_envs=2", "ppo.n_steps=128", "ppo.batch_size=128", "ppo.n_epochs=1",
+    "net.pi=[16]", "net.vf=[16]", "checkpoint_every=256", "pool.refresh_every=128",
+    "pool.snapshot_every=256", "eval.every=256", "eval.hands=8", "eval.opponents=[random]",
+]
+
+
+def _run(tmp_path: Path, *extra: str) -> Path:
+    rc = main(["train", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "--no-progress", *extra])
+    assert rc == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    return run
+
+
+def test_train_writes_run_folder_and_resumes(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    assert run.name.startswith("quick__1__")
+    for name in ("config.yaml", "run.json", "metrics.jsonl", "best.zip", "best.json", "summary.json",
+                 "learning_curve.png"):
+        assert (run / name).is_file(), name
+    assert list((run / "tb").rglob("events.out.tfevents.*")), "no TensorBoard event file"
+    ckpts = sorted((run / "checkpoints").glob("step_*.zip"))
+    assert ckpts and all((c.with_suffix("") / "pool.json").is_file() for c in ckpts)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in rows if r["type"] == "eval"]
+    assert evals and {"mean_stakes", "ci95", "win_rate", "hands"} <= set(evals[-1]["results"]["random"])
+    run_info = json.loads((run / "run.json").read_text())
+    with zipfile.ZipFile(run / "best.zip") as z:
+        meta = json.loads(z.read("tonk_meta.json"))
+    assert meta["rules_hash"] == run_info["rules_hash"]
+    steps = json.loads((run / "summary.json").read_text())["steps"]
+    assert steps >= 512
+
+    # resume with a larger budget continues the step count
+    rc = main(["train", "--resume", str(run), "total_steps=1024", "--no-progress"])
+    assert rc == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["steps"] >= 1024
+    assert any(r["type"] == "resume" and r["step"] == steps
+               for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()))
+
+    # a checkpoint is an agent wherever spec strings work
+    from agents.registry import make_agent
+
+    agent = make_agent(f"ppo:{run}")
+    from tonk_env.engine import make_rules
+
+    agent.reset_hand(0, 2, make_rules())
+    with pytest.raises(ValueError, match="players"):
+        agent.reset_hand(0, 3, make_rules())
+    with pytest.raises(ValueError, match="rules hash"):
+        agent.reset_hand(0, 2, make_rules("hit_penalty"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["configs/quick.yaml", "ppo.lr=1"], "unknown config key 'ppo.lr'"),
+        (["configs/quick.yaml", "vec_env=threads"], "vec_env"),
+        (["configs/quick.yaml", "rule_options={hand_size: 6}"], "hand_size"),
+        (["configs/nope.yaml"], "does not exist"),
+        (["--resume", "/nonexistent/run"], "not a training run"),
+    ],
+)
+def test_bad_configs_name_the_problem(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", *args, "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
+    from train.checkpoint import load_policy
+
+    with pytest.raises(ValueError, match="no such checkpoint"):
+        load_policy(tmp_path / "missing.zip")
+    junk = tmp_path / "junk.zip"
+    junk.write_text("not a zip")
+    with pytest.raises(ValueError, match="not a zip file"):
+        load_policy(junk)
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("hello.txt", "hi")
+    with pytest.raises(ValueError, match="not a Tonk RL checkpoint"):
+        load_policy(other)

@@ -1,0 +1,235 @@
+"""The training callback: self-play pool updates, evaluation, checkpoints, logs, stop on signal."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.mlp import MLPPolicy, layers_from_state_dict
+
+from .config import TrainConfig
+
+RESULT_KINDS = ("instant_win", "void", "tonk_out", "run_out", "drop_won", "caught", "stock_out")
+
+
+def policy_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The learner's policy network as numpy layers."""
+    return layers_from_state_dict(model.policy.state_dict())
+
+
+class TonkCallback(BaseCallback):
+    """Runs everything around ``model.learn`` for one run folder."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, resume_from: Path | None = None, progress: bool = True) -> None:
+        super().__init__(verbose=0)
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.resume_from = resume_from
+        self.progress = progress
+        self.stop_reason: str | None = None
+        self.metrics_path = run_dir / "metrics.jsonl"
+        self.snapshots: list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]] = []
+        self.latest: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self.kinds: Counter[str] = Counter()
+        self.stakes: list[float] = []
+        self.best_score = -np.inf
+        self.last_eval_step = -1
+        self.last_ckpt_step = -1
+        self.bar: Any = None
+        self.t_rollout = time.perf_counter()
+        self.steps_rollout = 0
+        self.t_start = time.perf_counter()
+        self.steps_start = 0
+        self.eval_seconds = 0.0
+
+    # -- lifecycle -----------------------------------------------------------------
+    def request_stop(self, reason: str) -> None:
+        """Ask training to stop at the next step (a checkpoint is saved)."""
+        self.stop_reason = reason
+
+    def _on_training_start(self) -> None:
+        step = self.num_timesteps
+        self.steps_start = step
+        self.t_start = self.t_rollout = time.perf_counter()
+        self.steps_rollout = step
+        best_path = self.run_dir / "best.json"
+        if best_path.is_file():
+            self.best_score = json.loads(best_path.read_text())["score"]
+        if self.resume_from is not None:
+            self._load_pool(self.resume_from.with_suffix(""))
+            self.last_ckpt_step = step
+            self._log_event({"type": "resume", "step": step, "checkpoint": self.resume_from.name})
+        else:
+            self.latest = policy_layers(self.model)
+            self._push(latest=self.latest)
+        cfg = self.cfg
+        self.next_refresh = _next_multiple(step, cfg.pool.refresh_every)
+        self.next_snapshot = _next_multiple(step, cfg.pool.snapshot_every)
+        self.next_eval = _next_multiple(step, cfg.eval.every) if cfg.eval.every else None
+        self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
+        if self.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=cfg.total_steps, initial=step, unit="step", desc=f"train {cfg.name}",
+                            dynamic_ncols=True, smoothing=0.05)
+
+    def _on_step(self) -> bool:
+        step = self.num_timesteps
+        infos = self.locals.get("infos", ())
+        dones = self.locals.get("dones", ())
+        for done, info in zip(dones, infos):
+            if done and "result_kind" in info:
+                self.kinds[info["result_kind"]] += 1
+                seat = info.get("learner_seat")
+                if seat is not None and "payoffs" in info:
+                    self.stakes.append(float(info["payoffs"][seat]))
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        cfg = self.cfg
+        if step >= self.next_refresh:
+            self.latest = policy_layers(self.model)
+            self._push(latest=self.latest)
+            self.next_refresh = _next_multiple(step, cfg.pool.refresh_every)
+        if step >= self.next_snapshot:
+            layers = policy_layers(self.model)
+            self.snapshots.append((step, layers))
+            self.snapshots = self.snapshots[-cfg.pool.window :]
+            self._push(snapshot=layers, step=step)
+            self.next_snapshot = _next_multiple(step, cfg.pool.snapshot_every)
+        if self.next_eval is not None and step >= self.next_eval:
+            self.evaluate()
+            self.next_eval = _next_multiple(step, cfg.eval.every)
+        if step >= self.next_ckpt:
+            self.checkpoint()
+            self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
+        return self.stop_reason is None
+
+    def _on_rollout_end(self) -> None:
+        step = self.num_timesteps
+        now = time.perf_counter()
+        sps = (step - self.steps_rollout) / max(now - self.t_rollout, 1e-9)
+        self.t_rollout, self.steps_rollout = now, step
+        cfg = self.cfg
+        if cfg.ppo.ent_coef_end is not None:
+            frac = min(1.0, step / cfg.total_steps)
+            self.model.ent_coef = cfg.ppo.ent_coef + (cfg.ppo.ent_coef_end - cfg.ppo.ent_coef) * frac
+        self.logger.record("tonk/steps_per_s", sps)
+        self.logger.record("tonk/ent_coef", float(self.model.ent_coef))
+        hands = sum(self.kinds.values())
+        row: dict[str, Any] = {"type": "rollout", "step": step, "steps_per_s": round(sps, 1), "hands": hands}
+        if hands:
+            for kind in RESULT_KINDS:
+                self.logger.record(f"outcomes/{kind}", self.kinds[kind] / hands)
+            mean = float(np.mean(self.stakes)) if self.stakes else 0.0
+            self.logger.record("tonk/mean_stakes_per_hand", mean)
+            row["mean_stakes"] = round(mean, 4)
+            row["outcomes"] = {k: round(self.kinds[k] / hands, 4) for k in RESULT_KINDS}
+        self._log_event(row)
+        self.kinds.clear()
+        self.stakes.clear()
+
+    # -- pool ------------------------------------------------------------------------
+    def _push(self, latest: Any = None, snapshot: Any = None, step: int = 0) -> None:
+        self.training_env.env_method(
+            "update_pool", latest=latest, snapshot=snapshot, activation=self.cfg.net.activation, step=step
+        )
+
+    def _save_pool(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        act = self.cfg.net.activation
+        if self.latest is not None:
+            MLPPolicy(self.latest, activation=act).save_npz(folder / "latest.npz")
+        for step, layers in self.snapshots:
+            MLPPolicy(layers, activation=act).save_npz(folder / f"snapshot_{step}.npz")
+        (folder / "pool.json").write_text(json.dumps(
+            {"latest": self.latest is not None, "snapshots": [s for s, _ in self.snapshots]}))
+
+    def _load_pool(self, folder: Path) -> None:
+        meta_path = folder / "pool.json"
+        if not meta_path.is_file():
+            raise ValueError(f"{folder}: no pool.json; the checkpoint's opponent pool is missing")
+        meta = json.loads(meta_path.read_text())
+        if meta.get("latest"):
+            self.latest = MLPPolicy.load_npz(folder / "latest.npz").layers_for_export()
+            self._push(latest=self.latest)
+        for step in meta.get("snapshots", []):
+            layers = MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export()
+            self.snapshots.append((step, layers))
+            self._push(snapshot=layers, step=step)
+
+    # -- checkpoints and evaluation ------------------------------------------------------
+    def checkpoint(self) -> Path:
+        """Save ``checkpoints/step_<N>.zip`` and the pool beside it."""
+        from .trainer import save_run_checkpoint
+
+        path = save_run_checkpoint(self.cfg, self.model, self.run_dir)
+        self._save_pool(path.with_suffix(""))
+        self.last_ckpt_step = self.num_timesteps
+        self._log_event({"type": "checkpoint", "step": self.num_timesteps, "path": str(path.relative_to(self.run_dir))})
+        return path
+
+    def evaluate(self) -> dict[str, Any]:
+        """Duplicate-deal evaluation of the current policy against each configured opponent."""
+        from .evaluation import evaluate_layers
+
+        t0 = time.perf_counter()
+        step = self.num_timesteps
+        results = evaluate_layers(policy_layers(self.model), self.cfg, seed=self.cfg.eval.seed)
+        self.eval_seconds += time.perf_counter() - t0
+        for spec, r in results.items():
+            self.logger.record(f"eval/{spec}/mean_stakes", r["mean_stakes"])
+            self.logger.record(f"eval/{spec}/win_rate", r["win_rate"])
+        score = float(np.mean([r["mean_stakes"] for r in results.values()]))
+        self.logger.record("eval/score", score)
+        self._log_event({"type": "eval", "step": step, "score": score, "results": results})
+        self.last_eval_step = step
+        if score > self.best_score:
+            from .trainer import save_run_checkpoint
+
+            self.best_score = score
+            save_run_checkpoint(self.cfg, self.model, self.run_dir, path=self.run_dir / "best.zip")
+            (self.run_dir / "best.json").write_text(json.dumps({"step": step, "score": score, "results": results}, indent=1))
+        self.logger.dump(step)
+        from .plots import plot_learning_curve
+
+        plot_learning_curve(self.run_dir)
+        return results
+
+    def finish(self, model: Any) -> None:
+        """After ``learn``: last checkpoint, last evaluation, summary."""
+        self.model = model
+        step = int(model.num_timesteps)
+        if self.bar is not None:
+            self.bar.close()
+        if self.last_ckpt_step != step:
+            self.checkpoint()
+        if self.stop_reason is None and self.last_eval_step != step:
+            self.evaluate()
+        wall = time.perf_counter() - self.t_start
+        train_steps = step - self.steps_start
+        summary = {
+            "steps": step,
+            "stopped_by": self.stop_reason,
+            "wall_seconds": round(wall, 1),
+            "eval_seconds": round(self.eval_seconds, 1),
+            "steps_per_s": round(train_steps / max(wall, 1e-9), 1),
+            "steps_per_s_excluding_eval": round(train_steps / max(wall - self.eval_seconds, 1e-9), 1),
+            "best_score": None if self.best_score == -np.inf else self.best_score,
+        }
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        self._log_event({"type": "end", **summary})
+
+    def _log_event(self, row: dict[str, Any]) -> None:
+        row = {"time": round(time.time(), 1), **row}
+        with self.metrics_path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def _next_multiple(step: int, every: int) -> int:
+    return (step // every + 1) * every

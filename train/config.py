@@ -1,0 +1,302 @@
+"""Training run configuration: nested dataclasses loaded from YAML.
+
+Every field has a docstring; unknown keys are errors that name the key and
+list the known ones. Command-line overrides are ``key=value`` with dotted
+paths (``ppo.learning_rate=1e-4``, ``pool.baselines={heuristic:greedy: 1}``);
+values are read as YAML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass
+class PPOConfig:
+    """MaskablePPO hyperparameters (sb3-contrib names)."""
+
+    learning_rate: float = 3e-4
+    """Adam step size (linearly decayed to ``learning_rate_end`` if that is set)."""
+    learning_rate_end: float | None = None
+    """Final learning rate of a linear schedule; None keeps it constant."""
+    n_steps: int = 256
+    """Steps per env per rollout."""
+    batch_size: int = 512
+    """Minibatch size."""
+    n_epochs: int = 4
+    """Passes over each rollout."""
+    gamma: float = 0.995
+    """Discount factor."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    ent_coef: float = 0.01
+    """Entropy bonus coefficient at the start."""
+    ent_coef_end: float | None = None
+    """Entropy coefficient at the end of a linear schedule; None keeps it constant."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping norm."""
+    target_kl: float | None = None
+    """Stop an update early past this KL (None = off)."""
+
+
+@dataclass
+class NetConfig:
+    """Policy and value network sizes."""
+
+    pi: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy network."""
+    vf: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the value network."""
+    activation: str = "tanh"
+    """Hidden activation: tanh or relu."""
+
+
+@dataclass
+class PoolConfig:
+    """Who sits in the opponent seats: self-play snapshots and baselines."""
+
+    latest: float = 0.5
+    """Weight of the latest policy (a frozen copy refreshed every ``refresh_every`` steps)."""
+    snapshots: float = 0.2
+    """Weight of a past snapshot drawn uniformly from the window."""
+    baselines: dict[str, float] = field(default_factory=lambda: {"heuristic:greedy": 0.15, "random": 0.15})
+    """Baseline agent specs and their weights."""
+    window: int = 10
+    """How many past snapshots to keep."""
+    snapshot_every: int = 50_000
+    """Steps between snapshots added to the window."""
+    refresh_every: int = 10_000
+    """Steps between refreshes of the latest-policy copy."""
+    sample_opponents: bool = True
+    """Frozen policies sample from their distribution (True) or play the argmax."""
+
+
+@dataclass
+class EvalConfig:
+    """Periodic duplicate-deal evaluation against fixed baselines."""
+
+    every: int = 50_000
+    """Steps between evaluations (0 = only at the end)."""
+    hands: int = 400
+    """Duplicate hands per opponent per evaluation."""
+    opponents: list[str] = field(default_factory=lambda: ["random", "heuristic:greedy"])
+    """Agent specs to evaluate against."""
+    seed: int = 12345
+    """Seed of the evaluation deals (the same deals every time)."""
+    workers: int = 1
+    """Processes for evaluation."""
+
+
+@dataclass
+class TrainConfig:
+    """One training run."""
+
+    name: str = "run"
+    """Run name; the run folder is ``<out_dir>/<name>__<seed>__<time>``."""
+    seed: int = 0
+    """One seed for python, numpy, torch and the envs."""
+    players: int = 2
+    """Players at the table."""
+    rules: str = "standard"
+    """Rules preset."""
+    rule_options: dict[str, Any] = field(default_factory=dict)
+    """Rules options changed from the preset (names as in docs/RULES.md)."""
+    total_steps: int = 200_000
+    """Learner steps (decisions) to train for."""
+    n_envs: int = 8
+    """Parallel environments."""
+    vec_env: str = "dummy"
+    """``dummy`` (one process) or ``subproc`` (one process per env)."""
+    reward_scale: float = 1.0
+    """Rewards are stakes times this."""
+    shaping_coef: float = 0.0
+    """Potential-based shaping ``Φ = -coef * count`` (policy-invariant; 0 = off), see train/shaping.py."""
+    checkpoint_every: int = 50_000
+    """Steps between checkpoints in ``checkpoints/``."""
+    out_dir: str = "runs"
+    """Folder that holds run folders."""
+    device: str = "cpu"
+    """Torch device."""
+    torch_threads: int = 1
+    """Torch intra-op threads (1 is fastest for small nets on 2 cores)."""
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    """PPO hyperparameters."""
+    net: NetConfig = field(default_factory=NetConfig)
+    """Network sizes."""
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    """Opponent pool."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """Periodic evaluation."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict, for YAML/JSON."""
+        return dataclasses.asdict(self)
+
+
+def _check_type(path: str, value: Any, tp: Any) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        if value is None and type(None) in args:
+            return None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _check_type(path, value, a)
+            except ValueError:
+                continue
+        raise ValueError(f"config {path}={value!r}: expected {tp}")
+    if tp is float:
+        if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"config {path}={value!r}: expected a number")
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise ValueError(f"config {path}={value!r}: expected an integer")
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"config {path}={value!r}: expected true or false")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config {path}={value!r}: expected a string")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"config {path}={value!r}: expected a list")
+        return [_check_type(f"{path}[{i}]", v, args[0]) for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"config {path}={value!r}: expected a mapping")
+        return {str(k): _check_type(f"{path}.{k}", v, args[1]) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, path)
+    return value
+
+
+def _build(cls: type, data: Any, prefix: str = "") -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"config {prefix or '(top)'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if key not in names:
+            raise ValueError(f"unknown config key {path!r}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}")
+        kwargs[key] = _check_type(path, value, hints[key])
+    obj = cls(**kwargs)
+    return obj
+
+
+def _validate(cfg: TrainConfig) -> None:
+    from tonk_env.engine import make_rules
+
+    def bad(key: str, value: Any, allowed: str) -> None:
+        raise ValueError(f"config {key}={value!r} is invalid; allowed: {allowed}")
+
+    rules = make_rules(cfg.rules, **cfg.rule_options)  # raises ValueError naming the option
+    rules.check_players(cfg.players)
+    if cfg.vec_env not in ("dummy", "subproc"):
+        bad("vec_env", cfg.vec_env, "dummy or subproc")
+    if cfg.net.activation not in ("tanh", "relu"):
+        bad("net.activation", cfg.net.activation, "tanh or relu")
+    for key in ("total_steps", "n_envs", "checkpoint_every", "ppo.n_steps", "ppo.batch_size", "ppo.n_epochs",
+                "pool.window", "pool.snapshot_every", "pool.refresh_every", "eval.hands", "eval.workers",
+                "torch_threads"):
+        obj: Any = cfg
+        for part in key.split("."):
+            obj = getattr(obj, part)
+        if obj < 1:
+            bad(key, obj, "an integer >= 1")
+    if cfg.eval.every < 0:
+        bad("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
+    if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
+        bad("ppo.batch_size", cfg.ppo.batch_size, f"at most n_steps * n_envs = {cfg.ppo.n_steps * cfg.n_envs}")
+    weights = [cfg.pool.latest, cfg.pool.snapshots, *cfg.pool.baselines.values()]
+    if any(w < 0 for w in weights) or sum(weights) <= 0:
+        bad("pool", weights, "non-negative weights with a positive sum")
+    if cfg.reward_scale <= 0:
+        bad("reward_scale", cfg.reward_scale, "a number > 0")
+
+
+def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.c`` in a nested dict, creating mappings as needed."""
+    parts = dotted.split(".")
+    node = data
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise ValueError(f"config override {dotted!r}: {p} is not a mapping")
+    node[parts[-1]] = value
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["ppo.learning_rate=1e-4", ...]`` → nested dict of YAML-typed values."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"config override {item!r}: expected key=value")
+        key, _, text = item.partition("=")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ValueError(f"config override {item!r}: cannot read the value ({e})") from None
+        set_path(out, key.strip(), value)
+    return out
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``extra`` into a copy of ``base``."""
+    out = dict(base)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in ("baselines", "rule_options"):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def config_from_dict(data: dict[str, Any]) -> TrainConfig:
+    """Build and validate a config from a (possibly partial) dict."""
+    cfg = _build(TrainConfig, data)
+    _validate(cfg)
+    return cfg
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    """Load a YAML config (None = defaults) and apply ``key=value`` overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"config file {p} does not exist")
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"config file {p} is not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {p}: expected a mapping at the top level")
+    data = merge(data, parse_overrides(overrides or []))
+    return config_from_dict(data)

@@ -1,0 +1,56 @@
+"""The main job behind ``make run``: train a quick agent, evaluate it against the baselines, print the table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .config import load_config
+from .trainer import train
+
+DEFAULT_BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
+
+
+def run_pipeline(
+    config: str | Path = "configs/quick.yaml",
+    overrides: list[str] | None = None,
+    baselines: tuple[str, ...] = DEFAULT_BASELINES,
+    hands: int = 2000,
+    seed: int = 2024,
+    workers: int = 1,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` against each baseline."""
+    from eval.duplicate import evaluate
+
+    cfg = load_config(config, overrides)
+    run_dir = train(cfg, progress=progress)
+    spec = f"ppo:{run_dir / 'best.zip'}"
+    rows = []
+    for opp in baselines:
+        res = evaluate([spec, opp], hands=hands, players=cfg.players,
+                       rules=_rules(cfg), seed=seed, workers=workers, progress=progress, rules_name=cfg.rules)
+        me = res.agents[0]
+        rows.append({"opponent": opp, "mean_stakes": me.mean_stakes, "ci95": list(me.ci95),
+                     "win_rate": me.win_rate, "hands": me.hands})
+    return {"run_dir": str(run_dir), "agent": spec, "results": rows}
+
+
+def _rules(cfg: Any) -> Any:
+    from tonk_env.engine import make_rules
+
+    return make_rules(cfg.rules, **cfg.rule_options)
+
+
+def format_pipeline(report: dict[str, Any]) -> str:
+    """The table printed at the end of ``make run``."""
+    lines = [
+        f"Agent {report['agent']}",
+        f"{'opponent':22s} {'stakes/hand':>11s}  {'95% CI':>17s}  {'win rate':>8s}  {'hands':>6s}",
+    ]
+    for r in report["results"]:
+        lo, hi = r["ci95"]
+        verdict = "beats" if lo > 0 else ("loses to" if hi < 0 else "level with")
+        lines.append(f"{r['opponent']:22s} {r['mean_stakes']:+11.3f}  [{lo:+.3f}, {hi:+.3f}]  "
+                     f"{r['win_rate']:8.1%}  {r['hands']:6d}   {verdict}")
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""The self-play opponent pool.
+
+Each hand, every opponent seat is drawn independently from the pool by
+weight: the *latest* policy (a frozen copy of the learner, refreshed every
+``refresh_every`` steps), a *snapshot* drawn uniformly from a window of past
+copies (one added every ``snapshot_every`` steps, the oldest dropped past
+``window``), or a named *baseline* agent (``random``, ``heuristic:greedy``,
+...). This follows the conventions of Unity ML-Agents (a window of ~10
+snapshots, the latest model half the time) and keeps the learner from
+over-fitting to itself.
+
+Frozen copies are :class:`agents.mlp.MLPPolicy` objects evaluated with numpy,
+so an opponent decision costs microseconds and no torch call. Under
+``SubprocVecEnv`` each process holds its own pool; the training callback
+pushes new weights to all of them with ``env_method("update_pool", ...)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.mlp import MLPPolicy
+
+from .config import PoolConfig
+
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+class OpponentPool:
+    """Samples the opponents of one hand; callable as the env's opponent sampler."""
+
+    def __init__(self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.latest: MLPPolicy | None = None
+        self.snapshots: list[MLPPolicy] = []
+        self.snapshot_steps: list[int] = []
+        if baseline_factory is None:
+            from agents.registry import make_agent
+
+            baseline_factory = make_agent
+        self.baselines = [
+            (spec, weight, baseline_factory(spec, seed=seed + 1000 + i))
+            for i, (spec, weight) in enumerate(cfg.baselines.items())
+            if weight > 0
+        ]
+        self.counts: dict[str, int] = {}
+        self._uniform = _Uniform(seed + 99)
+
+    def _frozen(self, layers: Layers, activation: str, name: str) -> MLPPolicy:
+        return MLPPolicy(
+            layers, activation=activation, deterministic=not self.cfg.sample_opponents,
+            seed=self.seed + 7 + len(self.snapshots), name=name,
+        )
+
+    def set_latest(self, layers: Layers, activation: str) -> None:
+        """Replace the frozen copy of the learner."""
+        self.latest = self._frozen(layers, activation, "latest")
+
+    def add_snapshot(self, layers: Layers, activation: str, step: int) -> None:
+        """Add a snapshot to the window (dropping the oldest past ``window``)."""
+        self.snapshots.append(self._frozen(layers, activation, f"snapshot@{step}"))
+        self.snapshot_steps.append(step)
+        if len(self.snapshots) > self.cfg.window:
+            self.snapshots.pop(0)
+            self.snapshot_steps.pop(0)
+
+    def _choices(self) -> tuple[list[str], np.ndarray]:
+        names, weights = [], []
+        if self.latest is not None and self.cfg.latest > 0:
+            names.append("latest")
+            weights.append(self.cfg.latest)
+        if self.snapshots and self.cfg.snapshots > 0:
+            names.append("snapshot")
+            weights.append(self.cfg.snapshots)
+        for spec, w, _ in self.baselines:
+            names.append(spec)
+            weights.append(w)
+        if not names:  # nothing to play yet: the frozen copy arrives at the first refresh
+            names, weights = ["random"], [1.0]
+        w = np.asarray(weights, dtype=np.float64)
+        return names, w / w.sum()
+
+    def sample(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Any]:
+        """One policy for every non-learner seat, in seat order."""
+        names, p = self._choices()
+        out = []
+        for _ in range(num_players - 1):
+            name = names[int(rng.choice(len(names), p=p))]
+            self.counts[name] = self.counts.get(name, 0) + 1
+            if name == "latest":
+                out.append(self.latest)
+            elif name == "snapshot":
+                out.append(self.snapshots[int(rng.integers(len(self.snapshots)))])
+            elif name == "random" and not any(spec == "random" for spec, _, _ in self.baselines):
+                out.append(self._uniform)
+            else:
+                out.append(next(agent for spec, _, agent in self.baselines if spec == name))
+        return out
+
+    __call__ = sample
+
+    # -- persistence (for resume) -------------------------------------------------
+    def save(self, folder: Path) -> None:
+        """Write the frozen policies to ``folder`` as ``.npz`` plus ``pool.json``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        entries = []
+        if self.latest is not None:
+            self.latest.save_npz(folder / "latest.npz")
+        for step, pol in zip(self.snapshot_steps, self.snapshots):
+            pol.save_npz(folder / f"snapshot_{step}.npz")
+            entries.append(step)
+        (folder / "pool.json").write_text(
+            json.dumps({"latest": self.latest is not None, "snapshots": entries,
+                        "activation": self.latest.activation if self.latest else None}, indent=1)
+        )
+
+    def load(self, folder: Path) -> None:
+        """Restore the frozen policies written by :meth:`save`."""
+        meta_path = folder / "pool.json"
+        if not meta_path.is_file():
+            raise ValueError(f"{folder}: no pool.json; cannot restore the opponent pool")
+        meta = json.loads(meta_path.read_text())
+        act = meta.get("activation") or "tanh"
+        if meta.get("latest"):
+            self.set_latest(MLPPolicy.load_npz(folder / "latest.npz").layers_for_export(), act)
+        self.snapshots, self.snapshot_steps = [], []
+        for step in meta.get("snapshots", []):
+            self.add_snapshot(MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export(), act, step)
+
+
+class _Uniform:
+    """Fallback opponent before the first frozen copy exists: uniform over the mask."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, obs: Any, info: Any = None) -> int:
+        legal = np.flatnonzero(obs["action_mask"])
+        return int(legal[self.rng.integers(len(legal))])
+
+
+class PoolWrapper(gym.Wrapper):
+    """Lets the trainer update the pool inside each (sub)process env."""
+
+    def __init__(self, env: gym.Env, pool: OpponentPool) -> None:
+        super().__init__(env)
+        self.pool = pool
+
+    def update_pool(self, latest: Layers | None = None, snapshot: Layers | None = None,
+                    activation: str = "tanh", step: int = 0) -> None:
+        """Set the latest frozen copy and/or add a snapshot."""
+        if latest is not None:
+            self.pool.set_latest(latest, activation)
+        if snapshot is not None:
+            self.pool.add_snapshot(snapshot, activation, step)
+
+    def pool_counts(self) -> dict[str, int]:
+        """How often each pool member has been drawn in this env."""
+        return dict(self.pool.counts)
+
+    def action_masks(self) -> np.ndarray:
+        """Forward the mask (sb3-contrib reads it from the outermost env)."""
+        return self.env.action_masks()  # type: ignore[attr-defined]

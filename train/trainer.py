@@ -1,0 +1,237 @@
+"""Fit a MaskablePPO agent from a :class:`~train.config.TrainConfig`.
+
+``train(cfg)`` creates the run folder ``<out_dir>/<name>__<seed>__<time>/``::
+
+    config.yaml          the resolved config (what ``--resume`` reads back)
+    run.json             rules and their hash, observation layout, versions
+    tb/                  TensorBoard logs
+    metrics.jsonl        one JSON line per evaluation and per rollout summary
+    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps (+ pool/)
+    best.zip             the checkpoint with the best evaluation score
+    learning_curve.png   stakes/hand against each evaluation opponent vs steps
+    summary.json         final figures: steps, wall time, throughput, last evaluation
+
+``resume(run_dir)`` continues from the newest checkpoint with the same step
+count, optimizer state and opponent pool. SIGINT and SIGTERM stop training
+at the next step and save a checkpoint first.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import random
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from .config import TrainConfig, config_from_dict
+from .checkpoint import checkpoint_meta, latest_checkpoint, save_checkpoint
+
+
+def make_run_dir(cfg: TrainConfig) -> Path:
+    """A fresh ``<out_dir>/<name>__<seed>__<time>`` folder."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = Path(cfg.out_dir) / f"{cfg.name}__{cfg.seed}__{stamp}"
+    run_dir, k = base, 1
+    while run_dir.exists():
+        k += 1
+        run_dir = base.with_name(f"{base.name}-{k}")
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def seed_everything(seed: int) -> None:
+    """One seed for python, numpy and torch."""
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def make_env_fn(cfg: TrainConfig, index: int):  # noqa: ANN201
+    """A picklable factory of one training env (for Dummy/SubprocVecEnv)."""
+    return _EnvFactory(cfg.to_dict(), index)
+
+
+class _EnvFactory:
+    def __init__(self, cfg_dict: dict[str, Any], index: int) -> None:
+        self.cfg_dict = cfg_dict
+        self.index = index
+
+    def __call__(self):  # noqa: ANN204
+        from stable_baselines3.common.monitor import Monitor
+
+        from tonk_env.engine import make_rules
+        from tonk_env.single import TonkSingleAgentEnv
+
+        from .pool import OpponentPool, PoolWrapper
+
+        cfg = config_from_dict(self.cfg_dict)
+        pool = OpponentPool(cfg.pool, seed=cfg.seed * 1000 + self.index)
+        env = TonkSingleAgentEnv(
+            num_players=cfg.players,
+            rules=make_rules(cfg.rules, **cfg.rule_options),
+            opponents=pool,
+            learner_seat="random",
+            reward_scale=cfg.reward_scale,
+        )
+        wrapped: Any = PoolWrapper(env, pool)
+        if cfg.shaping_coef:
+            from .shaping import CountShaping
+
+            wrapped = CountShaping(wrapped, cfg.players, cfg.shaping_coef, cfg.ppo.gamma)
+        return Monitor(wrapped, info_keywords=("result_kind",))
+
+
+def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
+    """A fresh MaskablePPO for ``cfg``."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    lr: Any = cfg.ppo.learning_rate
+    if cfg.ppo.learning_rate_end is not None:
+        start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
+        lr = _LinearSchedule(start, end)
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.net.activation]
+    return MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        learning_rate=lr,
+        n_steps=cfg.ppo.n_steps,
+        batch_size=cfg.ppo.batch_size,
+        n_epochs=cfg.ppo.n_epochs,
+        gamma=cfg.ppo.gamma,
+        gae_lambda=cfg.ppo.gae_lambda,
+        clip_range=cfg.ppo.clip_range,
+        ent_coef=cfg.ppo.ent_coef,
+        vf_coef=cfg.ppo.vf_coef,
+        max_grad_norm=cfg.ppo.max_grad_norm,
+        target_kl=cfg.ppo.target_kl,
+        policy_kwargs={"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": act},
+        tensorboard_log=str(run_dir / "tb"),
+        seed=cfg.seed,
+        device=cfg.device,
+        verbose=0,
+    )
+
+
+class _LinearSchedule:
+    """Picklable linear schedule from ``start`` (progress 1) to ``end`` (progress 0)."""
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start, self.end = start, end
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.end + (self.start - self.end) * progress_remaining
+
+
+def _make_vec_env(cfg: TrainConfig) -> Any:
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
+    vec = SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else DummyVecEnv(fns)
+    vec.seed(cfg.seed)
+    return vec
+
+
+def _write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+
+    from tonk_env.engine import OBS_VERSION, action_table, make_rules, obs_layout
+
+    rules = make_rules(cfg.rules, **cfg.rule_options)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    info = {
+        "rules": rules.to_dict(),
+        "rules_hash": rules.hash,
+        "num_players": cfg.players,
+        "obs_version": OBS_VERSION,
+        "obs_size": obs_layout(cfg.players).size,
+        "num_actions": action_table(rules.ace_high).size,
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "stable_baselines3": stable_baselines3.__version__,
+            "sb3_contrib": sb3_contrib.__version__,
+        },
+    }
+    (run_dir / "run.json").write_text(json.dumps(info, indent=1))
+
+
+def train(cfg: TrainConfig, run_dir: Path | None = None, progress: bool = True) -> Path:
+    """Train from scratch into a new run folder; returns the folder."""
+    run_dir = run_dir or make_run_dir(cfg)
+    _write_run_files(cfg, run_dir)
+    return _fit(cfg, run_dir, resume_from=None, progress=progress)
+
+
+def resume(run_dir: str | Path, progress: bool = True, overrides: dict[str, Any] | None = None) -> Path:
+    """Continue a run from its newest checkpoint (same steps, optimizer state, pool)."""
+    run_dir = Path(run_dir)
+    cfg_path = run_dir / "config.yaml"
+    if not cfg_path.is_file():
+        raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
+    data = yaml.safe_load(cfg_path.read_text())
+    if overrides:
+        from .config import merge
+
+        data = merge(data, overrides)
+    cfg = config_from_dict(data)
+    ckpt = latest_checkpoint(run_dir)
+    if ckpt is None:
+        raise ValueError(f"{run_dir}: no checkpoints/step_*.zip to resume from")
+    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress)
+
+
+def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool) -> Path:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from .callbacks import TonkCallback
+
+    torch.set_num_threads(cfg.torch_threads)
+    seed_everything(cfg.seed)
+    vec = _make_vec_env(cfg)
+    try:
+        if resume_from is None:
+            model = build_model(cfg, vec, run_dir)
+        else:
+            model = MaskablePPO.load(resume_from, env=vec, device=cfg.device,
+                                     tensorboard_log=str(run_dir / "tb"))
+        cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress)
+        remaining = cfg.total_steps - model.num_timesteps
+        stop = {"signal": None}
+
+        def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
+            stop["signal"] = signum
+            cb.request_stop(signal.Signals(signum).name)
+
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            if remaining > 0:
+                model.learn(total_timesteps=remaining, callback=cb, reset_num_timesteps=False,
+                            tb_log_name="ppo", progress_bar=False)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+        cb.finish(model)
+    finally:
+        vec.close()
+    return run_dir
+
+
+def save_run_checkpoint(cfg: TrainConfig, model: Any, run_dir: Path, path: Path | None = None) -> Path:
+    """Save ``checkpoints/step_<N>.zip`` (or ``path``) with Tonk metadata."""
+    from tonk_env.engine import make_rules
+
+    step = int(model.num_timesteps)
+    meta = checkpoint_meta(make_rules(cfg.rules, **cfg.rule_options), cfg.players, cfg.net.activation, step, cfg.name)
+    return save_checkpoint(model, path or run_dir / "checkpoints" / f"step_{step}.zip", meta)
