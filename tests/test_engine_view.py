@@ -41,7 +41,7 @@ VIEW_KEYS = {
 
 SLICES = [
     "hand", "top_discard", "discarded", "known", "spreads", "hand_sizes", "stock_size", "waits", "phase",
-    "hand_count", "turn",
+    "hand_count", "turn", "count_below", "opp_estimate",
 ]  # fmt: skip
 
 
@@ -172,15 +172,14 @@ def test_obs_layout_slices_cover_the_tensor(n: int) -> None:
         sl = lay[name]
         assert sl.start == pos and sl.stop > sl.start and sl.step is None
         pos = sl.stop
-    # view.py's docstring says 52 * (2n + 2) + 3n + 5, but the tail is 2n + 5 (n hand sizes, n waits,
-    # stock, 2 phase, count, turn); its own "2 players: 321" agrees with 2n + 5.
-    assert pos == lay.size == 52 * (2 * n + 2) + 2 * n + 5
+    # tail: n hand sizes, n waits, stock, 2 phase, count, turn, 11 count_below, n - 1 opp_estimate
+    assert pos == lay.size == 52 * (2 * n + 2) + 3 * n + 15
     assert [(name, lay[name].start, lay[name].stop - lay[name].start) for name in SLICES] == lay.describe()
     sizes = {k: v.stop - v.start for k, v in lay.slices.items()}
     assert sizes["known"] == 52 * (n - 1) and sizes["spreads"] == 52 * n
     assert sizes["hand_sizes"] == sizes["waits"] == n and sizes["phase"] == 2
     assert lay.version == OBS_VERSION
-    assert obs_layout(2).size == 321
+    assert obs_layout(2).size == 333
 
 
 @settings(max_examples=40, deadline=None)
@@ -207,7 +206,16 @@ def test_observation_slices_match_the_state(s: GameState) -> None:
         np.testing.assert_allclose(parts["stock_size"], [len(s.stock) / 52])
         np.testing.assert_allclose(parts["waits"], [min(s.waits[o], 10) / 10 for o in order])
         assert parts["phase"].tolist() == [float(s.phase == 0), float(s.phase == 1)]
-        np.testing.assert_allclose(parts["hand_count"], [hand_value(s.hands[seat]) / 50], rtol=1e-6)
+        mine = hand_value(s.hands[seat])
+        np.testing.assert_allclose(parts["hand_count"], [mine / 50], rtol=1e-6)
+        from tonk_env.engine.view import COUNT_THRESHOLDS
+
+        assert parts["count_below"].tolist() == [float(mine <= t) for t in COUNT_THRESHOLDS]
+        est = parts["opp_estimate"]
+        assert est.shape == (n - 1,) and np.all(est >= 0)
+        for i, o in enumerate(order[1:]):
+            if s.hands[o] == s.known[o]:  # every card known: the estimate is exact
+                assert est[i] == pytest.approx(min(hand_value(s.hands[o]) / 50, (s.rules.hand_size + 1) / 5))
         np.testing.assert_allclose(parts["turn"], [s.turn / s.rules.max_turns], rtol=1e-6)
         buf = np.full(lay.size, -1, dtype=np.float32)
         assert observation(s, seat, out=buf) is buf

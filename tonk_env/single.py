@@ -7,9 +7,9 @@ one hand seen from one seat, and its reward is that seat's payoff:
 =====================  =======================================================
 space / value          content
 =====================  =======================================================
-``observation_space``  ``Box(0, high, (52 * (2n + 2) + 2n + 5,), float32)``: the
+``observation_space``  ``Box(0, high, (52 * (2n + 2) + 3n + 15,), float32)``: the
                        engine's observation tensor of the learner's seat
-                       (``tonk_env.engine.view``; 321 floats for 2 players).
+                       (``tonk_env.engine.view``; 333 floats for 2 players).
                        ``high`` is 1 except ``hand_count`` (count / 50), which
                        reaches ``(hand_size + 1) * 10 / 50`` (1.2 with 5 cards)
 ``action_space``       ``Discrete(540)`` (580 with ``ace_high``): the engine's
@@ -236,6 +236,7 @@ def observation_bounds(rules: TonkRules, num_players: int) -> tuple[np.ndarray, 
     low = np.zeros(lay.size, dtype=np.float32)
     high = np.ones(lay.size, dtype=np.float32)
     high[lay["hand_count"]] = max(1.0, (rules.hand_size + 1) * 10 / 50)
+    high[lay["opp_estimate"]] = max(1.0, (rules.hand_size + 1) * 10 / 50)
     return low, high
 
 

@@ -19,10 +19,17 @@ slice              size        content
 ``phase``          2           one-hot: start of turn, play phase
 ``hand_count``     1           my count / 50
 ``turn``           1           turns played / max_turns
+``count_below``    11          1 where my count <= t, t in 3 5 7 9 11 13 15 18 21 25 30
+``opp_estimate``   n-1         per opponent: estimated count / 50 = known cards'
+                               value + unknown cards x mean value of the cards
+                               I have not seen
 =================  ==========  =================================================
 
-Size: ``52 * (2n + 2) + 2n + 5`` (2 players: 321). ``hand_count`` can exceed 1
-(a sixth card: up to 1.2; seven-card hands: 1.6). ``OBS_VERSION`` changes
+Size: ``52 * (2n + 2) + 3n + 15`` (2 players: 333). ``hand_count`` and
+``opp_estimate`` can exceed 1 (up to ``(hand_size + 1) * 10 / 50``: 1.2 with
+five cards, 1.6 with seven). Version 2 added ``count_below`` and
+``opp_estimate``: they make the drop decision's inputs explicit (version 1
+agents never learned to drop). ``OBS_VERSION`` changes
 whenever this layout changes; checkpoints record it.
 """
 
@@ -33,12 +40,17 @@ from typing import Any
 
 import numpy as np
 
-from .cards import card_to_string, hand_value, mask_to_strings
+from .cards import FULL_DECK, card_to_string, hand_value, mask_to_strings
 from .actions import HIT_BOOK, SPREAD
 from .infostate import SeatInfo, seat_info
 from .state import OVER, PHASE_NAMES, GameState, Spread
 
-OBS_VERSION = 1
+OBS_VERSION = 2
+
+#: Thresholds of the ``count_below`` thermometer.
+COUNT_THRESHOLDS = (3, 5, 7, 9, 11, 13, 15, 18, 21, 25, 30)
+_COUNT_BELOW = [[1.0 if c <= t else 0.0 for t in COUNT_THRESHOLDS] for c in range(200)]
+_PHASE_ONE_HOT = ([1.0, 0.0], [0.0, 1.0], [0.0, 0.0])
 
 
 class ObsLayout:
@@ -58,6 +70,8 @@ class ObsLayout:
             ("phase", 2),
             ("hand_count", 1),
             ("turn", 1),
+            ("count_below", len(COUNT_THRESHOLDS)),
+            ("opp_estimate", n - 1),
         ]
         self.slices: dict[str, slice] = {}
         pos = 0
@@ -111,13 +125,27 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     )[:nb]
     hands = s.hands
     waits = s.waits
-    tail = [hands[o].bit_count() / 10 for o in order]
+    tail = [hands[o].bit_count() * 0.1 for o in order]
     tail.append(len(s.stock) / 52)
-    tail += [min(waits[o], 10) / 10 for o in order]
-    tail.append(1.0 if s.phase == 0 else 0.0)
-    tail.append(1.0 if s.phase == 1 else 0.0)
-    tail.append(hand_value(hands[seat]) / 50)
+    tail += [(w if w < 10 else 10) * 0.1 for w in (waits[o] for o in order)]
+    tail += _PHASE_ONE_HOT[s.phase]
+    mine = hand_value(hands[seat])
+    tail.append(mine / 50)
     tail.append(s.turn / s.rules.max_turns)
+    tail += _COUNT_BELOW[mine]
+    seen = hands[seat] | s.discarded
+    for m in owner:
+        seen |= m
+    for m in known:
+        seen |= m
+    unseen = FULL_DECK & ~seen
+    n_unseen = unseen.bit_count()
+    mean_unseen = hand_value(unseen) / n_unseen if n_unseen else 0.0
+    cap = (s.rules.hand_size + 1) * 0.2
+    for o in order[1:]:
+        k = known[o]
+        est = (hand_value(k) + (hands[o].bit_count() - k.bit_count()) * mean_unseen) * 0.02
+        tail.append(est if est < cap else cap)
     out[nb:] = tail
     return out
 
