@@ -1,0 +1,145 @@
+"""Bitmask helpers the hand-written agents share: spreads in a hand, partial spreads, hit targets.
+
+All sets of cards are ``int`` bitmasks (bit ``suit * 13 + rank``), as in
+:mod:`tonk_env.engine.cards`. A *partial spread* is two cards that a single
+further card turns into a spread: a pair (two of a rank) or two cards of a
+suit at most two ranks apart (a near-run, e.g. 5H 6H or 5H 7H).
+"""
+
+from __future__ import annotations
+
+from tonk_env.engine.actions import BOOK, SPREAD, ActionTable
+from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, hand_value
+
+__all__ = [
+    "RANK_MASKS", "VALUES", "cards_desc", "completing_cards", "connected", "hand_value",
+    "hit_targets", "in_spread_with", "spread_ids", "value_desc",
+]  # fmt: skip
+
+#: Cards ordered for "highest first" decisions: by value, then rank, then suit (deterministic).
+_DESC_ORDER = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
+
+
+def cards_desc(mask: int) -> list[int]:
+    """Cards of ``mask``, highest value first (ties: higher rank, then higher suit)."""
+    return [c for c in _DESC_ORDER if mask >> c & 1]
+
+
+def value_desc(cards: list[int]) -> list[int]:
+    """Sort a list of cards highest value first (same order as :func:`cards_desc`)."""
+    return sorted(cards, key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
+
+
+def spread_ids(hand: int, table: ActionTable) -> list[int]:
+    """Spread action ids whose cards are all in ``hand`` (books and runs)."""
+    a = hand & SUIT_BITS
+    b = (hand >> 13) & SUIT_BITS
+    c = (hand >> 26) & SUIT_BITS
+    d = hand >> 39
+    out: list[int] = []
+    triple = (a & b & (c | d)) | (c & d & (a | b))
+    if triple:
+        bi = table.book_ids
+        for r in range(13):
+            if triple >> r & 1:
+                out.extend(bi[r][(a >> r & 1) | (b >> r & 1) << 1 | (c >> r & 1) << 2 | (d >> r & 1) << 3])
+    ri = table.run_ids
+    out += ri[0][a]
+    out += ri[1][b]
+    out += ri[2][c]
+    out += ri[3][d & SUIT_BITS]
+    return out
+
+
+def in_spread_with(card: int, hand: int, table: ActionTable) -> bool:
+    """Whether ``card`` together with cards of ``hand`` forms a spread (book or run)."""
+    bit = 1 << card
+    full = hand | bit
+    if (full & RANK_MASKS[card % 13]).bit_count() >= 3:
+        return True
+    suit, rank = divmod(card, 13)
+    pat = (full >> (suit * 13)) & SUIT_BITS
+    for lo in (rank - 2, rank - 1, rank):
+        if lo >= 0 and lo + 2 <= 12 and (pat >> lo) & 7 == 7:
+            return True
+    if table.ace_high and rank in (0, 11, 12):  # Q-K-A
+        if pat >> 11 & 1 and pat >> 12 & 1 and pat & 1:
+            return True
+    return False
+
+
+def connected(card: int, others: int, ace_high: bool = False) -> bool:
+    """Whether ``card`` makes a partial spread with a card of ``others`` (pair or near-run)."""
+    if others & RANK_MASKS[card % 13] & ~(1 << card):
+        return True
+    suit, rank = divmod(card, 13)
+    pat = (others >> (suit * 13)) & SUIT_BITS & ~(1 << rank)
+    near = 0
+    for d in (-2, -1, 1, 2):
+        r = rank + d
+        if 0 <= r <= 12:
+            near |= 1 << r
+    if ace_high:
+        if rank == 0:
+            near |= (1 << 12) | (1 << 11)
+        elif rank == 12:
+            near |= 1
+        elif rank == 11:
+            near |= 1
+    return bool(pat & near)
+
+
+def completing_cards(hand: int, ace_high: bool = False) -> int:
+    """Cards not in ``hand`` that would make a new spread together with two or more cards of it."""
+    out = 0
+    for r in range(13):
+        if (hand & RANK_MASKS[r]).bit_count() >= 2:
+            out |= RANK_MASKS[r] & ~hand
+    for s in range(4):
+        pat = (hand >> (s * 13)) & SUIT_BITS
+        if not pat:
+            continue
+        ext = pat | ((pat & 1) << 13 if ace_high else 0)  # ace high: position 13 is the ace
+        need = 0
+        for r in range(14 if ace_high else 13):
+            if ext >> r & 1:
+                continue
+            # r completes a run with two neighbours on one side or one on each side
+            lo1 = r >= 1 and ext >> (r - 1) & 1
+            lo2 = r >= 2 and ext >> (r - 2) & 1
+            hi1 = ext >> (r + 1) & 1
+            hi2 = ext >> (r + 2) & 1
+            if (lo1 and lo2) or (lo1 and hi1) or (hi1 and hi2):
+                need |= 1 << (0 if r == 13 else r)
+        need &= ~pat & SUIT_BITS
+        out |= need << (s * 13)
+    return out
+
+
+def hit_targets(spreads: tuple[tuple[int, int, int, int, int, int], ...], ace_high: bool = False) -> int:
+    """Cards that can hit a spread on the table (``SeatInfo.spreads`` tuples)."""
+    out = 0
+    for _owner, mask, kind, key, lo, hi in spreads:
+        if kind == BOOK:
+            if mask.bit_count() == 3:
+                out |= RANK_MASKS[key] & ~mask
+            continue
+        if hi < 12 or (hi == 12 and ace_high and lo > 0):
+            out |= 1 << (key * 13 + (0 if hi + 1 == 13 else hi + 1))
+        if lo > 0 and not (lo == 1 and hi == 13):
+            out |= 1 << (key * 13 + lo - 1)
+    return out
+
+
+def hit_owners(spreads: tuple[tuple[int, int, int, int, int, int], ...], card: int, ace_high: bool = False) -> list[int]:
+    """Owners of the spreads that ``card`` can hit."""
+    out = []
+    for sp in spreads:
+        if hit_targets((sp,), ace_high) >> card & 1:
+            out.append(sp[0])
+    return out
+
+
+def spread_mask(action: int, table: ActionTable) -> int:
+    """The cards of a spread action."""
+    return table.spreads[action - SPREAD].mask

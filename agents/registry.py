@@ -1,0 +1,392 @@
+"""Agents by name: spec strings, typed parameters, and a registry others can extend.
+
+A spec string names an agent and its parameters::
+
+    KIND[:NAME][?PARAM=VALUE&PARAM=VALUE...]
+
+    random
+    heuristic:greedy?drop_at=10
+    heuristic:expert
+    search:ismcts?budget=200&rollout=greedy
+    ppo:runs/ppo_2p/final.zip?deterministic=false     (once training registers it)
+
+Built-in agents declare typed parameters (:class:`Param`): values are
+parsed and range-checked, and an unknown kind, name or parameter is a
+``ValueError`` that lists what is known. :func:`make_agent` builds an agent
+from a spec; :func:`list_agents` lists the registered agents, one line each
+(``tonk agents``).
+
+Two ways to extend the registry:
+
+- :func:`register_agent` adds a named agent with declared parameters; its
+  factory is a callable or an import path ``"module:function"``, imported
+  only when the agent is built.
+- :func:`register_kind` adds a *path kind* such as ``ppo:PATH`` whose loader
+  lives elsewhere (e.g. ``{"ppo": "train.checkpoint:load_ppo_agent"}``), so
+  ``agents/`` never imports ``train/`` at import time. The loader is called
+  as ``loader(path, seed=seed, **params)`` with the parameters as strings and
+  validates them itself (raising ``ValueError``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import Policy
+
+__all__ = [
+    "AgentEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
+    "parse_spec", "register_agent", "register_kind",
+]  # fmt: skip
+
+_TRUE = ("1", "true", "on", "yes")
+_FALSE = ("0", "false", "off", "no")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed, documented agent parameter."""
+
+    name: str
+    type: type
+    default: Any
+    doc: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] | None = None
+
+    def parse(self, text: str, where: str) -> Any:
+        """Convert and check a spec value; ``ValueError`` names the parameter and what is allowed."""
+        t = text.strip()
+        try:
+            if self.type is bool:
+                if t.lower() in _TRUE:
+                    v: Any = True
+                elif t.lower() in _FALSE:
+                    v = False
+                else:
+                    raise ValueError
+            elif self.type is int:
+                v = int(t)
+            elif self.type is float:
+                v = float(t)
+                if v != v:
+                    raise ValueError
+            else:
+                v = t
+        except ValueError:
+            raise ValueError(f"{where}: parameter {self.name}={text!r} is not {self.describe_type()}") from None
+        if self.choices is not None and v not in self.choices:
+            raise ValueError(f"{where}: parameter {self.name}={text!r}; allowed: {', '.join(self.choices)}")
+        if self.min is not None and v < self.min:
+            raise ValueError(f"{where}: parameter {self.name}={text!r} is below its minimum {self.min:g}")
+        if self.max is not None and v > self.max:
+            raise ValueError(f"{where}: parameter {self.name}={text!r} is above its maximum {self.max:g}")
+        return v
+
+    def describe_type(self) -> str:
+        """``an int``, ``a number``, ``on/off`` or the choices."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        return {bool: "on/off", int: "an int", float: "a number"}.get(self.type, "a string")
+
+    def describe(self) -> str:
+        """``name=default (type[, range]): doc``."""
+        rng = ""
+        if self.min is not None or self.max is not None:
+            lo = "" if self.min is None else f"{self.min:g}"
+            hi = "" if self.max is None else f"{self.max:g}"
+            rng = f" {lo}..{hi}"
+        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
+        return f"{self.name}={default} ({self.describe_type()}{rng}): {self.doc}"
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """A named agent: ``kind[:name]`` with its parameters and a factory."""
+
+    kind: str
+    name: str | None
+    factory: Callable[..., Policy] | str
+    doc: str
+    params: tuple[Param, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """``kind`` or ``kind:name``."""
+        return self.kind if self.name is None else f"{self.kind}:{self.name}"
+
+    def param(self, name: str) -> Param | None:
+        """The parameter called ``name``, or None."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+
+@dataclass(frozen=True)
+class KindEntry:
+    """A path kind (``ppo:PATH``): the name is a path handed to a lazily imported loader."""
+
+    kind: str
+    loader: Callable[..., Policy] | str
+    doc: str
+
+    @property
+    def key(self) -> str:
+        """``kind:PATH``."""
+        return f"{self.kind}:PATH"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed spec string."""
+
+    kind: str
+    name: str | None
+    params: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return canonical_spec(self.kind, self.name, self.params)
+
+
+_AGENTS: dict[str, AgentEntry] = {}
+_KINDS: dict[str, KindEntry] = {}
+
+
+def canonical_spec(kind: str, name: str | None, params: Mapping[str, Any]) -> str:
+    """The spec string of a kind, name and parameters (in the order given)."""
+    s = kind if name is None else f"{kind}:{name}"
+    if params:
+        s += "?" + "&".join(f"{k}={_fmt(v)}" for k, v in params.items())
+    return s
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v)) if abs(v) < 1e15 else repr(v)
+    return str(v)
+
+
+def parse_spec(spec: str) -> Spec:
+    """Split ``KIND[:NAME][?k=v&...]``; only the syntax is checked here."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    text = spec.strip()
+    head, sep, query = text.partition("?")
+    kind, colon, name = head.partition(":")
+    kind = kind.strip()
+    if not kind:
+        raise ValueError(f"agent spec {spec!r}: missing the kind before ':'")
+    params: dict[str, str] = {}
+    if sep:
+        for item in query.split("&"):
+            if not item:
+                continue
+            k, eq, v = item.partition("=")
+            if not eq or not k.strip():
+                raise ValueError(f"agent spec {spec!r}: expected PARAM=VALUE, got {item!r}")
+            if k.strip() in params:
+                raise ValueError(f"agent spec {spec!r}: parameter {k.strip()!r} given twice")
+            params[k.strip()] = v.strip()
+    if colon and not name.strip():
+        raise ValueError(f"agent spec {spec!r}: missing the name after ':'")
+    return Spec(kind, name.strip() if colon else None, params)
+
+
+def register_agent(
+    kind: str,
+    name: str | None,
+    factory: Callable[..., Policy] | str,
+    doc: str,
+    params: tuple[Param, ...] = (),
+    replace: bool = False,
+) -> AgentEntry:
+    """Register ``kind[:name]``; the factory is called as ``factory(seed=seed, **params)``."""
+    entry = AgentEntry(kind, name, factory, doc, tuple(params))
+    if kind in _KINDS:
+        raise ValueError(f"agent kind {kind!r} is already registered as a path kind")
+    if entry.key in _AGENTS and not replace:
+        raise ValueError(f"agent {entry.key!r} is already registered")
+    _AGENTS[entry.key] = entry
+    return entry
+
+
+def register_kind(kind: str, loader: Callable[..., Policy] | str, doc: str, replace: bool = False) -> KindEntry:
+    """Register a path kind ``kind:PATH``, loaded by ``loader(path, seed=seed, **params)``."""
+    if any(e.kind == kind for e in _AGENTS.values()):
+        raise ValueError(f"agent kind {kind!r} is already registered with named agents")
+    if kind in _KINDS and not replace:
+        raise ValueError(f"agent kind {kind!r} is already registered")
+    entry = KindEntry(kind, loader, doc)
+    _KINDS[kind] = entry
+    return entry
+
+
+def _resolve(target: Callable[..., Policy] | str) -> Callable[..., Policy]:
+    if callable(target):
+        return target
+    module, _, attr = target.partition(":")
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as e:
+        raise ValueError(f"cannot load {target!r}: {e}") from None
+    except AttributeError:
+        raise ValueError(f"cannot load {target!r}: module {module!r} has no {attr!r}") from None
+    return obj
+
+
+def _known() -> str:
+    return ", ".join([e.key for e in _AGENTS.values()] + [e.key for e in _KINDS.values()])
+
+
+def lookup(spec: str | Spec) -> tuple[Spec, AgentEntry | KindEntry]:
+    """Parse a spec and find its registry entry, or raise ``ValueError`` listing the known agents."""
+    sp = parse_spec(spec) if isinstance(spec, str) else spec
+    if sp.kind in _KINDS:
+        if sp.name is None:
+            raise ValueError(f"agent spec {str(sp)!r}: {sp.kind} needs a path, as in {sp.kind}:PATH")
+        return sp, _KINDS[sp.kind]
+    kinds = {e.kind for e in _AGENTS.values()}
+    if sp.kind not in kinds:
+        raise ValueError(f"unknown agent kind {sp.kind!r} in {str(sp)!r}; known agents: {_known()}")
+    key = sp.kind if sp.name is None else f"{sp.kind}:{sp.name}"
+    if key not in _AGENTS:
+        names = [e.key for e in _AGENTS.values() if e.kind == sp.kind]
+        raise ValueError(f"unknown agent {key!r}; known {sp.kind} agents: {', '.join(names)}")
+    return sp, _AGENTS[key]
+
+
+def resolve_params(spec: str | Spec) -> tuple[Spec, AgentEntry | KindEntry, dict[str, Any]]:
+    """Parse and type-check a spec's parameters (path kinds keep them as strings)."""
+    sp, entry = lookup(spec)
+    if isinstance(entry, KindEntry):
+        return sp, entry, dict(sp.params)
+    values: dict[str, Any] = {}
+    for k, v in sp.params.items():
+        p = entry.param(k)
+        if p is None:
+            known = ", ".join(p.name for p in entry.params) or "none"
+            raise ValueError(f"agent {entry.key!r} has no parameter {k!r}; known parameters: {known}")
+        values[k] = p.parse(v, f"agent {entry.key!r}")
+    return sp, entry, values
+
+
+def canonical(spec: str) -> str:
+    """The canonical form of a spec (checked, parameters normalised)."""
+    sp, entry, values = resolve_params(spec)
+    return canonical_spec(sp.kind, sp.name, values)
+
+
+def make_agent(spec: str, seed: int | None = None) -> Policy:
+    """Build the agent a spec names, with its own random generator seeded from ``seed``."""
+    sp, entry, values = resolve_params(spec)
+    if isinstance(entry, KindEntry):
+        agent = _resolve(entry.loader)(sp.name, seed=seed, **values)
+    else:
+        agent = _resolve(entry.factory)(seed=seed, **values)
+    try:
+        agent.spec = canonical_spec(sp.kind, sp.name, values)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return agent
+
+
+def check_spec(spec: str) -> str:
+    """Validate a spec without building the agent (path kinds: only the syntax); return it canonical."""
+    return canonical(spec)
+
+
+def list_agents() -> list[AgentEntry | KindEntry]:
+    """Every registered agent and path kind, in registration order."""
+    return [*_AGENTS.values(), *_KINDS.values()]
+
+
+def describe_agents(verbose: bool = False) -> list[str]:
+    """One line per agent (``tonk agents``); ``verbose`` adds one line per parameter."""
+    entries = list_agents()
+    width = max(len(e.key) for e in entries) if entries else 0
+    lines = []
+    for e in entries:
+        lines.append(f"{e.key:{width}s}  {e.doc}")
+        if verbose and isinstance(e, AgentEntry):
+            for p in e.params:
+                lines.append(f"{'':{width}s}    {p.describe()}")
+    return lines
+
+
+# --- the built-in agents -------------------------------------------------------------------------
+
+register_agent("random", None, "agents.random_agent:RandomAgent", "uniform over the legal actions")
+
+register_agent(
+    "heuristic",
+    "greedy",
+    "agents.heuristic:GreedyAgent",
+    "spreads and hits whenever it can, discards its highest loose card, takes the discard only "
+    "to complete a spread, drops at a fixed count",
+    (Param("drop_at", int, 8, "drop when the count is at or below this", 0, 50),),
+)
+
+register_agent(
+    "heuristic",
+    "expert",
+    "agents.heuristic:ExpertAgent",
+    "reads the pile and the opponents' takes and discards, drops on the estimated risk of being "
+    "caught, keeps partial spreads, avoids feeding, hits to delay under waiting rules",
+    (
+        Param("drop_margin", float, 0.1, "drop when the estimated value of dropping exceeds this", -2, 4),
+        Param("samples", int, 96, "opponent hands sampled to estimate the drop", 8, 10000),
+        Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
+        Param("horizon", float, 4.0, "draws expected before the hand ends, for valuing partial spreads", 0, 50),
+        Param("feed", float, 1.0, "weight of the penalty for discards the next player can use", 0, 10),
+    ),
+)
+
+register_agent(
+    "heuristic",
+    "fast",
+    "agents.search:FastAgent",
+    "the search's quick default policy: table-estimated drop, takes to spread or hit, greedy play",
+    (
+        Param("drop_margin", float, 0.1, "drop when the estimated value of dropping exceeds this", -2, 4),
+        Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
+    ),
+)
+
+register_agent(
+    "search",
+    "ismcts",
+    "agents.search:SearchAgent",
+    "determinized Monte Carlo: samples worlds consistent with its view and plays each candidate "
+    "out with the fast policy on the engine; the strongest non-learned agent",
+    (
+        Param("budget", int, 48, "sampled worlds per searched decision (each candidate played in each)", 0, 100000),
+        Param("candidates", int, 3, "discards searched in the play phase (the expert's best)", 1, 10),
+        Param("drop_margin", float, 0.1, "the fast rollout policy's drop margin", -2, 4),
+        Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
+        Param("bias", float, 0.0, "added to the searched value of dropping", -2, 2),
+        Param("drop_samples", int, 400, "opponent hands sampled to value the drop", 8, 100000),
+        Param("hopeless", float, -0.5, "drops valued at or below this are not searched", -3, 3),
+        Param("sure", float, 0.95, "drops valued at or above this are played without search", -3, 3),
+        Param("doubt", float, 0.15, "weight of a world where an opponent would have dropped last turn", 0, 1),
+        Param("opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn", -2, 4),
+    ),
+)
+
+register_kind(
+    "ppo",
+    "train.checkpoint:load_ppo_agent",
+    "a MaskablePPO checkpoint (.zip) or run folder (its best.zip); ?deterministic=false samples",
+)
+
+register_kind(
+    "npz",
+    "agents.mlp:load_npz_agent",
+    "a policy network saved as .npz (safe: runs no pickled code); ?deterministic=false samples",
+)

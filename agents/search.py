@@ -1,0 +1,392 @@
+"""``search:ismcts``: determinized Monte Carlo search over the expert's candidate actions.
+
+At each decision worth searching the agent
+
+1. lists a few candidate actions: at the start of a turn every legal choice
+   (drop, draw, take); in the play phase the expert's ``candidates`` best
+   discards (spreads and hits are played as the expert plays them);
+2. samples ``budget`` *worlds*: full game states consistent with its view
+   (:func:`tonk_env.engine.sample_state`: the opponents' unknown cards and
+   the stock order drawn from the cards it has not seen), each weighted by
+   how well the opponents' hands agree with their last discards (the same
+   model as the expert's drop estimate);
+3. plays every candidate in every world (common random numbers: all
+   candidates meet the same worlds) and finishes the hand with the fast
+   default policy (:func:`fast_action`) for every seat;
+4. picks the candidate with the best weighted mean payoff.
+
+A drop needs no rollout: its payoff in each world is exact. The fast policy
+reads only what its seat may know (its own hand, hand sizes, known cards,
+the table and the last discards), so the rollouts do not give the
+opponents sight of the searcher's cards. With ``budget=0`` the agent plays
+like its fast policy.
+
+The fast policy is a quick cousin of ``heuristic:expert``: it drops when the
+drop's estimated payoff (from :mod:`agents.estimate` tables) beats a margin,
+takes the discard when it completes a spread or hits the table, lays its
+biggest spread, hits its highest card and discards its highest loose card.
+It is registered as ``heuristic:fast`` too.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tonk_env.engine import GameState, SeatInfo, sample_state
+from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
+from tonk_env.engine.cards import RANK_MASKS, VALUES, hand_value
+
+from tonk_env.engine import scoring
+
+from .base import Agent
+from .belief import last_turns, world_weight
+from .estimate import MAX_EXTRA, MAX_SUM, above_table, extra_cards
+from .hand import connected, in_spread_with, spread_ids
+
+_DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
+
+
+class FastParams:
+    """Knobs of the fast default policy."""
+
+    __slots__ = ("margin", "selection", "table")
+
+    def __init__(self, margin: float = 0.1, selection: float = 0.6) -> None:
+        self.margin = margin
+        self.selection = selection
+        self.table = above_table()
+
+
+def turns_adding_all(history: list[tuple[int, int]] | tuple[tuple[int, int], ...], n: int) -> list[int]:
+    """Per seat, the turns on which it drew or took a card."""
+    out = [0] * n
+    for seat, a in history:
+        if a == DRAW or a == TAKE:
+            out[seat] += 1
+    return out
+
+
+def drop_estimate(s: GameState, seat: int, turns: list[int], fp: FastParams) -> float:
+    """Approximate mean payoff of ``seat`` dropping now (table estimate, public information only)."""
+    c = hand_value(s.hands[seat])
+    p = 1.0
+    table = fp.table
+    sel = fp.selection
+    n = s.n
+    for o in range(n):
+        if o == seat:
+            continue
+        known = s.known[o]
+        hidden = s.hands[o].bit_count() - known.bit_count()
+        t = c - hand_value(known)
+        if hidden <= 0:
+            if t >= 0:
+                return -2.0
+            continue
+        if t < 0:
+            continue
+        if t >= MAX_SUM:
+            return -2.0
+        d = int(sel * turns[o] + 0.5)
+        p *= table[min(hidden, 8)][d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+    return p * (n - 1) - 2.0 * (1.0 - p)
+
+
+def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:
+    """The fast default policy's action for the seat to act (reads only that seat's knowledge)."""
+    cur = s.cur
+    hand = s.hands[cur]
+    if s.phase == 0:
+        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > fp.margin:
+            return DROP
+        if s.pile:
+            top = s.pile[-1]
+            if (s.book_targets | s.high_targets | s.low_targets) >> top & 1 or in_spread_with(top, hand, s.table):
+                return TAKE
+        return DRAW
+    table = s.table
+    ids = spread_ids(hand, table)
+    if ids:
+        best = ids[0]
+        bk = None
+        for a in ids:
+            m = table.spreads[a - SPREAD].mask
+            k = (hand_value(m), m.bit_count())
+            if bk is None or k > bk:
+                best, bk = a, k
+        return best
+    hits = hand & (s.book_targets | s.high_targets | s.low_targets)
+    if hits:
+        for c in _DESC:
+            if hits >> c & 1:
+                if s.book_targets >> c & 1:
+                    return HIT_BOOK + c
+                if s.high_targets >> c & 1:
+                    return HIT_HIGH + c
+                return HIT_LOW + c
+    cand = hand
+    if s.taken >= 0 and not s.rules.may_discard_taken and hand != 1 << s.taken:
+        cand &= ~(1 << s.taken)
+    return DISCARD + fast_discard(hand, cand)
+
+
+#: Per card: the other cards of its rank, its suit neighbours one rank away, and two ranks away.
+_PAIR = tuple(RANK_MASKS[c % 13] & ~(1 << c) for c in range(52))
+_ADJ = tuple(
+    sum(1 << (c - c % 13 + r) for r in (c % 13 - 1, c % 13 + 1) if 0 <= r <= 12) for c in range(52)
+)
+_GAP = tuple(
+    sum(1 << (c - c % 13 + r) for r in (c % 13 - 2, c % 13 + 2) if 0 <= r <= 12) for c in range(52)
+)
+#: Chance weights of completing a pair, a two-card run and a gapped run within a few draws.
+K_PAIR = 0.19
+K_ADJ = 0.19
+K_GAP = 0.10
+
+
+def _keep_value(c: int, hand: int) -> float:
+    """What keeping ``c`` is worth beyond its count: the partial spreads it is part of, by their odds."""
+    v = VALUES[c]
+    out = 0.0
+    m = hand & _PAIR[c]
+    while m:
+        low = m & -m
+        out += K_PAIR * (v + VALUES[low.bit_length() - 1])
+        m ^= low
+    m = hand & _ADJ[c]
+    while m:
+        low = m & -m
+        out += K_ADJ * (v + VALUES[low.bit_length() - 1])
+        m ^= low
+    m = hand & _GAP[c]
+    while m:
+        low = m & -m
+        out += K_GAP * (v + VALUES[low.bit_length() - 1])
+        m ^= low
+    return out
+
+
+def fast_discard(hand: int, allowed: int) -> int:
+    """The card of ``allowed`` whose count, less what its partial spreads are worth, is highest."""
+    best = -1
+    bv = -1e9
+    for c in _DESC:
+        if allowed >> c & 1:
+            sc = VALUES[c] - _keep_value(c, hand)
+            if sc > bv + 1e-9:
+                best, bv = c, sc
+    return best
+
+
+def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
+    """Play ``s`` to the end in place with the fast policy for every seat; ``seat``'s payoff.
+
+    ``turns`` (per seat, the turns it drew or took; see :func:`turns_adding_all`) is updated.
+    """
+    play = s.play
+    while s.phase != 2:
+        a = fast_action(s, turns, fp)
+        if a == DRAW or a == TAKE:
+            turns[s.cur] += 1
+        play(a)
+    return s.result.payoffs[seat]  # type: ignore[union-attr]
+
+
+def deal_worlds(info: SeatInfo, count: int, rng: random.Random, selection: float) -> list[tuple[list[int], list[int]]]:
+    """``count`` deals of the cards ``info``'s seat has not seen: ``(hands of every seat, stock)``.
+
+    Every opponent's hidden cards are the lowest ``h`` of ``h + D`` cards drawn
+    from the unseen ones (the selection model of :mod:`agents.estimate`); the
+    stock is the rest in uniformly random order (top last).
+    """
+    unseen = info.unseen()
+    pool = []
+    m = unseen
+    while m:
+        low = m & -m
+        pool.append(low.bit_length() - 1)
+        m ^= low
+    me = info.seat
+    n = info.n
+    hidden = [0 if o == me else info.hand_sizes[o] - info.known[o].bit_count() for o in range(n)]
+    turns = turns_adding_all(info.history, n)
+    if sum(hidden) + info.stock_size != len(pool):
+        raise AssertionError("the view does not add up: unseen cards != hidden cards + stock")
+    gen = np.random.default_rng(rng.getrandbits(64))
+    perms = np.asarray(pool, dtype=np.int64)[np.argsort(gen.random((count, len(pool))), axis=1)].tolist()
+    rnd = rng.random
+    out = []
+    for rest in perms:
+        hands = list(info.known)
+        hands[me] = info.hand
+        for o in range(n):
+            h = hidden[o]
+            if h <= 0:
+                continue
+            k = min(len(rest), h + extra_cards(turns[o], selection, rng)) if selection > 0 else h
+            drawn = rest[:k]
+            del rest[:k]
+            if k > h:
+                drawn.sort(key=VALUES.__getitem__)  # stable: ties stay in random order
+                for c in drawn[h:]:
+                    rest.insert(int(rnd() * (len(rest) + 1)), c)
+            hm = hands[o]
+            for c in drawn[:h]:
+                hm |= 1 << c
+            hands[o] = hm
+        out.append((hands, rest))
+    return out
+
+
+def world_state(template: GameState, hands: list[int], stock: list[int]) -> GameState:
+    """A copy of ``template`` (a determinization of the view) with these hands and stock."""
+    s = template.copy()
+    s.hands = hands.copy()
+    s.stock = stock.copy()
+    return s
+
+
+class FastAgent(Agent):
+    """``heuristic:fast``: the search's default policy as an agent (see the module docstring)."""
+
+    def __init__(self, seed: int | None = None, drop_margin: float = 0.1, selection: float = 0.6) -> None:
+        super().__init__(seed)
+        self.fp = FastParams(drop_margin, selection)
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
+        """The fast policy's action (on a sampled world; it reads only this seat's knowledge)."""
+        s = sample_state(info, self.rng)
+        return fast_action(s, turns_adding_all(info.history, info.n), self.fp)
+
+
+class SearchAgent(Agent):
+    """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
+
+    def __init__(self, seed: int | None = None, budget: int = 48, candidates: int = 3,
+                 drop_margin: float = 0.1, selection: float = 0.6, bias: float = 0.0,
+                 drop_samples: int = 400, hopeless: float = -0.5, sure: float = 0.95,
+                 doubt: float = 0.15, opp_margin: float = 0.1) -> None:
+        super().__init__(seed)
+        from .heuristic import ExpertAgent
+
+        self.budget = budget
+        self.candidates = candidates
+        self.selection = selection
+        self.bias = bias
+        self.drop_samples = drop_samples
+        self.hopeless = hopeless
+        self.sure = sure
+        self.doubt = doubt
+        self.opp_margin = opp_margin
+        self.fp = FastParams(drop_margin, selection)
+        self.expert = ExpertAgent(seed, selection=selection)
+
+    def reseed(self, seed: int) -> None:
+        """Reset the generators (the agent's and its expert's)."""
+        super().reseed(seed)
+        self.expert.reseed(seed ^ 0x5EED)
+
+    def worlds(self, info: SeatInfo, count: int) -> tuple[list[tuple[list[int], list[int]]], list[float]]:
+        """``count`` sampled deals of the hidden cards and their belief weights."""
+        rng = self.rng
+        lasts = []
+        if self.doubt < 1.0 and not (info.rules.spread_wait or info.rules.hit_wait):
+            lasts = last_turns(info)
+        deals = deal_worlds(info, count, rng, self.selection)
+        if not lasts:
+            return deals, [1.0] * len(deals)
+        turns = turns_adding_all(info.history, info.n)
+        weights = [
+            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng)
+            for hands, _ in deals
+        ]
+        return deals, weights
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
+        """Search the start-of-turn choice and the discard; play spreads and hits as the expert."""
+        legal = info.legal
+        if len(legal) == 1:
+            return legal[0]
+        if self.budget <= 0:
+            return self.expert.act(obs, info)
+        if info.phase != 0:
+            a = self.expert.play(info)
+            if not DISCARD <= a < HIT_BOOK:
+                return a
+            cands = self.expert.discard_candidates(info, self.candidates)
+            if len(cands) == 1:
+                return cands[0]
+            worlds, weights = self.worlds(info, self.budget)
+            values = self.evaluate(info, cands, worlds, weights)
+            return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
+        cont = self.expert.take_or_draw(info)
+        cands = [cont]
+        if cont == DRAW and TAKE in legal and info.stock_size > 0:
+            top = info.pile[-1]
+            if VALUES[top] <= 3 or in_spread_with(top, info.hand, info.table):
+                cands.append(TAKE)
+        worlds: list[tuple[list[int], list[int]]] = []
+        weights: list[float] = []
+        known: dict[int, float] = {}
+        if DROP in legal:
+            worlds, weights = self.worlds(info, max(self.drop_samples, self.budget))
+            seat = info.seat
+            rules = info.rules
+            tot = 0.0
+            for w, (hands, _) in zip(weights, worlds):
+                if w > 0.0:
+                    tot += w * scoring.drop([hand_value(h) for h in hands], seat, rules)[1][seat]
+            d = tot / sum(weights)
+            if d >= self.sure:
+                return DROP
+            if d > self.hopeless:
+                known[DROP] = d + self.bias
+                cands.insert(0, DROP)
+        if len(cands) == 1:
+            return cands[0]
+        if not worlds:
+            worlds, weights = self.worlds(info, self.budget)
+        values = self.evaluate(info, cands, worlds[: self.budget], weights[: self.budget], known)
+        return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
+
+    def evaluate(self, info: SeatInfo, cands: list[int], worlds: list[tuple[list[int], list[int]]],
+                 weights: list[float], known: dict[int, float] | None = None) -> list[float]:
+        """Weighted mean payoff of each candidate over the worlds (the same worlds for all).
+
+        ``known`` gives values already estimated (the drop's, from more worlds).
+        """
+        known = known or {}
+        seat = info.seat
+        fp = self.fp
+        turns0 = turns_adding_all(info.history, info.n)
+        todo = [i for i, a in enumerate(cands) if a not in known]
+        tot = [0.0] * len(cands)
+        template = sample_state(info, self.rng)
+        for (hands, stock), w in zip(worlds, weights):
+            if w <= 0.0:
+                continue
+            world = world_state(template, hands, stock)
+            for i in todo:
+                a = cands[i]
+                s = world.copy() if len(todo) > 1 else world
+                s.play(a)
+                if s.phase == 2:
+                    v = s.result.payoffs[seat]  # type: ignore[union-attr]
+                else:
+                    turns = turns0.copy()
+                    if a == DRAW or a == TAKE:
+                        turns[seat] += 1
+                    v = rollout(s, seat, fp, turns)
+                tot[i] += w * v
+        wsum = sum(weights) or 1.0
+        return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
+
+
+__all__ = [
+    "FastAgent", "FastParams", "SearchAgent", "drop_estimate", "fast_action", "rollout", "deal_worlds", "world_state",
+    "turns_adding_all",
+]  # fmt: skip

@@ -1,0 +1,77 @@
+"""Reporting an evaluation: a terminal table and the ``--json`` object.
+
+The table has one line per agent: mean stakes per hand with the 95%
+interval over deal groups, win rate (payoff above zero), and how the agent
+ended hands (percent of its seat-hands: tonk out, run out, drop won, caught,
+stock out won), then a footer with how all hands ended and their mean
+length in turns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .duplicate import EvalResult
+
+_END_COLUMNS = (("tonk_out", "tonk"), ("run_out", "run"), ("drop_won", "drop+"), ("caught", "caught"),
+                ("stock_out", "stock"))  # fmt: skip
+_KIND_LABELS = {
+    "tonk_out": "tonk out", "run_out": "run out", "drop_won": "drop won", "caught": "caught",
+    "stock_out": "stock out", "instant_win": "instant win", "void": "void",
+}  # fmt: skip
+
+
+def _num(x: float, fmt: str = "+.3f") -> str:
+    return "nan" if x != x else format(x, fmt)
+
+
+def format_table(res: EvalResult) -> str:
+    """The evaluation as a plain-text table."""
+    arr = len(res.arrangements)
+    head = (
+        f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), seed {res.seed}, "
+        f"{res.hands} hands = {res.groups} deals x {arr} seatings"
+    )
+    width = max(len("agent"), *(len(a.spec) for a in res.agents))
+    cols = f"{'agent':{width}s}  {'stakes/hand':>11s}  {'95% CI':>17s}  {'win%':>5s}  " + "  ".join(
+        f"{label:>6s}" for _, label in _END_COLUMNS
+    )
+    lines = [head, "", cols, "-" * len(cols)]
+    for a in res.agents:
+        ci = f"[{_num(a.ci95[0])}, {_num(a.ci95[1])}]"
+        ends = "  ".join(f"{100 * a.ends[k]:6.1f}" for k, _ in _END_COLUMNS)
+        lines.append(
+            f"{a.spec:{width}s}  {_num(a.mean_stakes):>11s}  {ci:>17s}  {100 * a.win_rate:5.1f}  {ends}"
+        )
+    lines.append("")
+    lines.append(
+        "hands ended: "
+        + ", ".join(f"{_KIND_LABELS[k]} {100 * v:.1f}%" for k, v in res.ends.items() if v > 0)
+    )
+    lines.append(f"mean hand length: {res.mean_turns:.1f} turns")
+    think = ", ".join(
+        f"{a.spec} {1000 * a.seconds_per_hand:.2f} ms" for a in res.agents if not math.isnan(a.seconds_per_hand)
+    )
+    lines.append(
+        f"time: {res.elapsed_s:.1f} s, {res.hands_per_s:,.0f} hands/s with {res.workers} worker(s); "
+        f"thinking per hand: {think}"
+    )
+    lines.append("(ends columns: % of the agent's seat-hands it ended that way; stock = stock-outs it won)")
+    return "\n".join(lines)
+
+
+def to_json(res: EvalResult, timing: bool = True) -> str:
+    """The evaluation as one JSON object (see :meth:`EvalResult.to_dict`)."""
+    return json.dumps(_clean(res.to_dict(timing=timing)))
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x

@@ -1,0 +1,70 @@
+"""``tonk eval`` (duplicate evaluation of agents) and ``tonk agents`` (the agent list).
+
+Heavy imports stay inside the command functions; errors are ``ValueError``
+(``tonk eval: error: ...``, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run a duplicate evaluation and print the table (or JSON)."""
+    import sys
+
+    from eval.duplicate import evaluate
+    from eval.report import format_table, to_json
+    from tonk_env.engine import make_rules, parse_assignments
+
+    rules = make_rules(args.rules, **parse_assignments(args.set or []))
+    name = args.rules + ("".join(f" --set {s}" for s in args.set) if args.set else "")
+    specs = [args.agent, *(args.opponents or ["random"])]
+    progress = not args.json and not args.quiet and sys.stderr.isatty()
+    res = evaluate(
+        specs,
+        hands=args.hands,
+        players=args.players,
+        rules=rules,
+        seed=args.seed,
+        workers=args.workers,
+        progress=progress,
+        rules_name=name,
+    )
+    print(to_json(res) if args.json else format_table(res))
+    return 0
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    """List the registered agents, one line each (``-v``: their parameters)."""
+    from agents.registry import describe_agents
+
+    print("\n".join(describe_agents(verbose=args.verbose)))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``eval`` and ``agents`` subcommands."""
+    e = sub.add_parser(
+        "eval",
+        help="duplicate evaluation of agents (mean stakes per hand with a 95%% CI)",
+        description="Play the same deals with the agents rotated through every seating and report "
+        "mean stakes per hand (95%% CI over deals), win rate and how hands ended. "
+        "Without OPPONENT the agent plays `random`.",
+    )
+    e.add_argument("agent", metavar="AGENT", help="agent spec, e.g. heuristic:expert (see `tonk agents`)")
+    e.add_argument("opponents", metavar="OPPONENT", nargs="*", help="opponent specs (default: random)")
+    e.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to whole deal groups")
+    e.add_argument("--players", type=int, default=2, help="seats at the table (2..6)")
+    e.add_argument("--rules", default="standard", metavar="PRESET",
+                   help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)")
+    e.add_argument("--set", action="append", metavar="OPTION=VALUE", help="change one rules option (repeatable)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
+    e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.set_defaults(func=cmd_eval)
+
+    a = sub.add_parser("agents", help="list the agents and their spec strings")
+    a.add_argument("-v", "--verbose", action="store_true", help="also list each agent's parameters")
+    a.set_defaults(func=cmd_agents)
