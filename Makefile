@@ -18,7 +18,7 @@ $(STAMP): $(PY) pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/tonk demo
+	$(VENV)/bin/tonk pipeline configs/quick.yaml --hands 2000 --workers 2
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(WORKERS) -q

@@ -93,3 +93,12 @@ def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
         z.writestr("hello.txt", "hi")
     with pytest.raises(ValueError, match="not a Tonk RL checkpoint"):
         load_policy(other)
+
+
+def test_pipeline_trains_then_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["pipeline", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "--baselines", "random",
+               "heuristic:greedy", "--hands", "8", "--no-progress"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "stakes/hand" in out and "95% CI" in out
+    assert "random" in out and "heuristic:greedy" in out
