@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WORKERS ?= 2
 
-.PHONY: run test install bench lint clean
+.PHONY: run test install bench lint clean browser
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/tonk pipeline configs/quick.yaml --hands 2000 --workers 2
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(PY) -m pytest -n $(WORKERS) -q
+
+# The browser game's end-to-end test drives Debian's chromium (no download at test time).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
+	  echo "no chromium: the browser test will skip"
 
 bench: $(STAMP)
 	$(VENV)/bin/tonk bench engine

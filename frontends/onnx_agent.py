@@ -1,0 +1,142 @@
+"""The ``onnx:DIR`` agent: a policy exported by ``tonk export --format onnx``, run with onnxruntime.
+
+No torch is needed: onnxruntime evaluates ``DIR/model.onnx`` (see
+:mod:`frontends.onnx_export` for its inputs and outputs), and
+``DIR/meta.json`` says which table it was trained for. Like the ``npz:``
+agent it plays the masked argmax (``?deterministic=false`` samples from the
+masked softmax) and refuses, in ``reset_hand``, a table with another number
+of players or another rules hash.
+
+The registry learns the kind from :func:`ensure_registered` (the ``tonk``
+commands of :mod:`tonk_cli.play_cmd` call it); ``agents/registry.py`` may
+register it too::
+
+    register_kind("onnx", "frontends.onnx_agent:load_onnx_agent", ONNX_DOC)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tonk_env.engine import OBS_VERSION
+
+ONNX_DOC = (
+    "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "
+    "?deterministic=false samples"
+)
+FORMAT = "tonk-onnx-policy/1"
+
+
+def ensure_registered() -> None:
+    """Register the ``onnx:DIR`` kind in :mod:`agents.registry` (idempotent)."""
+    from agents.registry import register_kind
+
+    register_kind("onnx", "frontends.onnx_agent:load_onnx_agent", ONNX_DOC, replace=True)
+
+
+class OnnxPolicy:
+    """A masked policy evaluated by onnxruntime (the Policy protocol of :mod:`agents.base`)."""
+
+    needs_obs = True
+
+    def __init__(self, path: str | Path, deterministic: bool = True, seed: int | None = None) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ValueError("the onnx agent needs onnxruntime: pip install onnxruntime") from None
+        d = Path(path)
+        if d.is_file() and d.name == "model.onnx":
+            d = d.parent
+        if not (d / "model.onnx").is_file() or not (d / "meta.json").is_file():
+            raise ValueError(f"{d}: not an exported ONNX policy (expected model.onnx and meta.json in it)")
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{d / 'meta.json'}: not valid JSON ({e})") from None
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{d}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        if meta.get("obs_version") != OBS_VERSION:
+            raise ValueError(
+                f"{d}: exported for observation layout version {meta.get('obs_version')}, "
+                f"this Tonk RL uses version {OBS_VERSION}"
+            )
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(
+                str(d / "model.onnx"), opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
+            raise ValueError(f"{d / 'model.onnx'}: onnxruntime cannot load it ({e})") from None
+        self.meta = meta
+        self.path = d
+        self.deterministic = deterministic
+        self.rng = random.Random(seed)
+        self.obs_size = int(meta["obs_size"])
+        self.num_actions = int(meta["num_actions"])
+
+    def reseed(self, seed: int) -> None:
+        """Restart the sampling generator."""
+        self.rng = random.Random(seed)
+
+    def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
+        """Check that this network fits the table it is seated at."""
+        want_n = self.meta.get("num_players")
+        if want_n is not None and want_n != num_players:
+            raise ValueError(
+                f"onnx:{self.path}: trained for {want_n} players, seated at a {num_players}-player table"
+            )
+        want = self.meta.get("rules_hash")
+        if want is not None and rules is not None and getattr(rules, "hash", want) != want:
+            raise ValueError(
+                f"onnx:{self.path}: trained with rules hash {want}, but the table plays {rules.hash}"
+            )
+
+    def masked_logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The model's masked logits for a batch (or one row)."""
+        obs = np.asarray(observations, np.float32)
+        mask = np.asarray(masks).astype(np.int8, copy=False)
+        one = obs.ndim == 1
+        if one:
+            obs, mask = obs[None], mask[None]
+        out = self.session.run(["masked_logits"], {"observation": obs, "action_mask": mask})[0]
+        return out[0] if one else out
+
+    def _choose(self, z: np.ndarray, mask: np.ndarray) -> int:
+        if self.deterministic:
+            return int(np.argmax(z))
+        z = z.astype(np.float64)
+        z[np.asarray(mask) == 0] = -np.inf
+        p = np.exp(z - z.max())
+        cum = np.cumsum(p)
+        return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right").clip(0, len(z) - 1))
+
+    def act(self, obs: Mapping[str, np.ndarray], info: Any = None) -> int:
+        """Policy protocol: act on ``obs["observation"]`` under ``obs["action_mask"]``."""
+        mask = obs["action_mask"]
+        return self._choose(self.masked_logits(obs["observation"], mask), mask)
+
+    def act_batch(self, obs: Mapping[str, np.ndarray], infos: Sequence[Any] = ()) -> list[int]:
+        """One action per row of ``obs["observation"]`` (B, size) and ``obs["action_mask"]``."""
+        masks = np.asarray(obs["action_mask"])
+        z = self.masked_logits(obs["observation"], masks)
+        return [self._choose(z[i], masks[i]) for i in range(len(z))]
+
+
+def load_onnx_agent(
+    path: str, seed: int | None = None, deterministic: Any = True, **params: Any
+) -> OnnxPolicy:
+    """The ``onnx:DIR`` agent (``DIR`` from ``tonk export --format onnx``)."""
+    from agents.mlp import parse_bool_param
+
+    if params:
+        raise ValueError(f"agent onnx:{path}: unknown parameters {sorted(params)}; known: deterministic")
+    det = parse_bool_param(deterministic, "deterministic", f"onnx:{path}")
+    return OnnxPolicy(path, deterministic=det, seed=seed)

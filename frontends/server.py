@@ -1,0 +1,457 @@
+"""``tonk serve``: Tonk over HTTP/JSON (FastAPI), and the browser game at ``/``.
+
+Endpoints (the OpenAPI schema is at ``/openapi.json``, interactive docs at ``/docs``):
+
+=======================================  ====================================================
+``GET /``                                the browser game (one static page)
+``GET /api/agents``                      agent specs offered, and the registered kinds
+``GET /api/rules``                       presets and rule options with their defaults
+``POST /api/games``                      new game: rules, players, your seat, agent specs
+``GET /api/games/{id}``                  your seat's view, the running score, the hand's log
+``POST /api/games/{id}/actions``         play your move (string or id); the agents answer
+``POST /api/games/{id}/next``            deal the next hand (the deal passes to the left)
+``GET /api/games/{id}/record``           the finished hand's record (deck included)
+``DELETE /api/games/{id}``               end a game
+``POST /api/agent-action``               stateless: ask any agent for its move in a position
+=======================================  ====================================================
+
+A game has one person's seat (``seat``, default 0); every other seat is played
+by an agent, automatically, right after each move of the person (and after
+the deal), until the person must act or the hand is over. A game's id is a
+random token: whoever knows it plays that seat; only that seat's view is
+served while the hand runs (``GET /api/games/{id}/record`` refuses until the
+hand is over, because a record holds the deck).
+
+``POST /api/agent-action`` takes a hand record (:mod:`tonk_env.engine.record`:
+``rules``, ``num_players``, ``dealer``, ``deck``, ``actions``) and optionally
+the seat that must be to act. The server replays it, builds the agent from
+its spec and asks it; the agent sees only that seat's
+:class:`~tonk_env.engine.SeatInfo` (never the deck), but the caller sends the
+whole deal. Unseen cards in ``deck`` may be any consistent arrangement.
+
+Every bad request is answered 4xx with ``{"detail": "..."}`` and changes
+nothing: 400 illegal action, bad rules or agent spec; 403 an agent file not
+allowed; 404 unknown or expired game; 409 not your turn / hand not over;
+422 malformed JSON or fields; 429 too many live games. Moves are applied to a
+copy of the game that replaces it only when everything succeeded.
+
+Limits: at most ``max_games`` live games; a game unused for ``idle_timeout``
+seconds is dropped. Agents loaded from files (path kinds such as
+``ppo:PATH``, ``npz:PATH``, ``onnx:DIR``) are allowed only for the paths the
+server was started with (``--agents ppo:PATH``); any other path is refused
+with 403, whatever the parameters. Built-in agents (``random``,
+``heuristic:*``, ``search:*``) are always allowed; a ``search`` agent with a
+large budget takes its time in a worker thread. ``tonk serve`` binds to
+127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from tonk_env.engine import (
+    OPTION_NAMES,
+    PRESETS,
+    GameState,
+    IllegalActionError,
+    TonkRules,
+    action_from_string,
+    make_rules,
+    replay,
+    seat_info,
+    to_record,
+    view,
+)
+
+from .table import Move, Table, describe_result, move_text
+
+PAGE = Path(__file__).with_name("static") / "index.html"
+DEFAULT_AGENTS = ("heuristic:expert", "heuristic:greedy", "heuristic:fast", "random", "search:ismcts")
+
+
+# -- request bodies -----------------------------------------------------------------------------
+class NewGame(BaseModel):
+    """A new game: the table, the rules and who sits where."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    players: int = Field(2, ge=2, le=6, description="seats at the table")
+    rules: str = Field("standard", description="rules preset (see GET /api/rules)")
+    options: dict[str, Any] = Field(default_factory=dict, description="rule options changed from the preset")
+    seat: int = Field(0, ge=0, le=5, description="the person's seat (seat 0 plays first in the first hand)")
+    agents: list[str] = Field(
+        default_factory=list,
+        description="agent specs for the other seats, cycled (default: the first offered)",
+    )
+    seed: int | None = Field(None, description="seed of the deals and the agents (default: random)")
+
+
+class ActionIn(BaseModel):
+    """A move of the person's seat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str | int = Field(
+        ..., description="an action string ('draw', 'discard 4S', 'hit 9H on 8H') or id"
+    )
+    seat: int | None = Field(None, description="must be the game's seat if given")
+
+
+class AgentQuery(BaseModel):
+    """Ask an agent for its move in the position a hand record reaches."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(..., description="agent spec, e.g. heuristic:expert")
+    record: dict[str, Any] = Field(..., description="a hand record (tonk-record/1) of an unfinished hand")
+    seat: int | None = Field(None, description="the seat expected to act (checked if given)")
+    seed: int | None = Field(None, description="seed of the agent's random choices (default 0)")
+
+
+# -- the games ------------------------------------------------------------------------------------
+@dataclass
+class Game:
+    """A live game: a table, the current hand and its public log."""
+
+    gid: str
+    table: Table
+    seat: int
+    state: GameState
+    log: list[Move] = field(default_factory=list)
+    last_moves: list[Move] = field(default_factory=list)
+    used: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Lobby:
+    """The live games, their limits and the agent allow-list."""
+
+    def __init__(self, agents: Sequence[str], max_games: int, idle_timeout: float) -> None:
+        from agents.registry import KindEntry, lookup
+
+        if max_games < 1:
+            raise ValueError(f"--max-games must be at least 1, got {max_games}")
+        if idle_timeout <= 0:
+            raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
+        self.max_games = max_games
+        self.idle_timeout = idle_timeout
+        self.allowed_paths: set[tuple[str, Path]] = set()
+        offered = []
+        for spec in agents:
+            sp, entry = lookup(spec)
+            if isinstance(entry, KindEntry):
+                path = Path(sp.name or "").resolve()
+                if not path.exists():
+                    raise ValueError(f"--agents {spec}: no such file or folder {path}")
+                self.allowed_paths.add((sp.kind, path))
+            offered.append(spec)
+        self.offered = list(dict.fromkeys([*offered, *DEFAULT_AGENTS]))
+        self.games: dict[str, Game] = {}
+        self.lock = threading.Lock()
+        self._agent_cache: OrderedDict[str, Any] = OrderedDict()
+        self._agent_lock = threading.Lock()
+
+    def check_agent(self, spec: str) -> str:
+        """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
+        from agents.registry import KindEntry, resolve_params
+
+        try:
+            sp, entry, _ = resolve_params(spec)
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from None
+        if isinstance(entry, KindEntry):
+            if (sp.kind, Path(sp.name or "").resolve()) not in self.allowed_paths:
+                allowed = ", ".join(f"{k}:{p}" for k, p in sorted(self.allowed_paths)) or "none"
+                raise HTTPException(
+                    403,
+                    f"agent {spec!r} loads a file: only the paths the server was started with "
+                    f"(tonk serve --agents KIND:PATH) are allowed; allowed: {allowed}",
+                )
+        return spec
+
+    def purge(self) -> None:
+        """Drop games idle for longer than the timeout."""
+        now = time.monotonic()
+        with self.lock:
+            for gid in [g for g, game in self.games.items() if now - game.used > self.idle_timeout]:
+                del self.games[gid]
+
+    def get(self, gid: str) -> Game:
+        """The live game ``gid`` (404 if unknown or expired)."""
+        self.purge()
+        with self.lock:
+            game = self.games.get(gid)
+        if game is None:
+            raise HTTPException(
+                404, f"no live game {gid!r} (unknown, deleted, or idle for over {self.idle_timeout:g} s)"
+            )
+        game.used = time.monotonic()
+        return game
+
+    def check_room(self) -> None:
+        """429 when ``max_games`` games are live (after dropping the idle ones)."""
+        self.purge()
+        with self.lock:
+            full = len(self.games) >= self.max_games
+        if full:
+            raise HTTPException(
+                429,
+                f"too many live games ({self.max_games}); DELETE a finished one or wait "
+                f"{self.idle_timeout:g} s for idle games to expire",
+            )
+
+    def add(self, game: Game) -> None:
+        """Register a new game, or 429 when the table limit is reached."""
+        self.check_room()
+        with self.lock:
+            self.games[game.gid] = game
+
+    def ask(self, spec: str, s: GameState, seed: int | None) -> int:
+        """The action agent ``spec`` chooses as the seat to act in ``s`` (stateless queries).
+
+        Agents are built once per spec (the 16 most recent are kept), each used by one
+        request at a time; ``seed`` reseeds it first, so an answer depends only on the request.
+        """
+        from agents.base import LazyObs
+        from agents.registry import make_agent
+
+        with self._agent_lock:
+            entry = self._agent_cache.pop(spec, None)
+            if entry is None:
+                entry = (make_agent(spec, seed=0), threading.Lock())
+            self._agent_cache[spec] = entry
+            while len(self._agent_cache) > 16:
+                self._agent_cache.popitem(last=False)
+        agent, lock = entry
+        seat = s.cur
+        with lock:
+            if hasattr(agent, "reseed"):
+                agent.reseed(0 if seed is None else seed)
+            if hasattr(agent, "reset_hand"):
+                agent.reset_hand(seat, s.n, s.rules)
+            info = seat_info(s, seat)
+            a = int(agent.act(LazyObs(s, seat), info))
+        if a not in info.legal:
+            raise HTTPException(500, f"agent {spec} chose the illegal action id {a}")
+        return a
+
+
+def game_out(game: Game) -> dict[str, Any]:
+    """The JSON answer describing a game to its person."""
+    s = game.state
+    t = game.table
+    names = ["you" if p == game.seat else f"seat {p}" for p in range(s.n)]
+    return {
+        "game_id": game.gid,
+        "seat": game.seat,
+        "hand_number": t.hands_dealt,
+        "hands_played": t.hands_played,
+        "scores": list(t.scores),
+        "agents": {str(p): spec for p, spec in t.specs.items()},
+        "over": s.phase == 2,
+        "summary": describe_result(s, names) if s.phase == 2 else None,
+        "moves": [[m.seat, m.text] for m in game.last_moves],
+        "log": [[m.seat, m.text] for m in game.log],
+        "view": view(s, game.seat),
+    }
+
+
+def _parse_action(s: GameState, action: str | int) -> int:
+    if isinstance(action, str):
+        try:
+            return action_from_string(s, action)
+        except IllegalActionError as e:
+            raise HTTPException(400, str(e)) from None
+    legal = s.legal_actions()
+    if action not in legal:
+        names = ", ".join(s.table.name(a) for a in legal)
+        what = s.table.name(action) if 0 <= action < s.table.size else f"id {action} (out of range)"
+        raise HTTPException(400, f"action {what} is not legal now; legal actions: {names}")
+    return action
+
+
+def create_app(
+    agents: Sequence[str] = (),
+    max_games: int = 100,
+    idle_timeout: float = 3600.0,
+) -> FastAPI:
+    """The FastAPI app of ``tonk serve`` (``agents``: offered specs; path kinds form the allow-list)."""
+    from .onnx_agent import ensure_registered
+
+    ensure_registered()
+    lobby = Lobby(agents, max_games, idle_timeout)
+    app = FastAPI(
+        title="Tonk RL",
+        version="1",
+        summary="Play Tonk against agents, or ask an agent for its move.",
+        description=(__doc__ or "").split("\n\n")[0],
+    )
+    app.state.lobby = lobby
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = jsonable_encoder(exc.errors())
+        parts = []
+        for e in errors:
+            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+            parts.append(f"{where}: {e.get('msg', 'invalid')}")
+        return JSONResponse(
+            {"detail": "invalid request: " + "; ".join(parts), "errors": errors}, status_code=422
+        )
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> HTMLResponse:
+        return HTMLResponse(PAGE.read_text(encoding="utf-8"))
+
+    @app.get("/api/agents", summary="agent specs offered, and the registered kinds")
+    def list_agents() -> dict[str, Any]:
+        from agents.registry import describe_agents
+
+        return {
+            "offered": lobby.offered,
+            "allowed_paths": [f"{k}:{p}" for k, p in sorted(lobby.allowed_paths)],
+            "registered": describe_agents(),
+        }
+
+    @app.get("/api/rules", summary="rules presets and options")
+    def list_rules() -> dict[str, Any]:
+        return {
+            "presets": {k: dict(v) for k, v in PRESETS.items()},
+            "options": list(OPTION_NAMES),
+            "defaults": TonkRules().to_dict(),
+        }
+
+    @app.post("/api/games", status_code=201, summary="start a game; the agents play until it is your turn")
+    def new_game(body: NewGame) -> dict[str, Any]:
+        lobby.check_room()
+        try:
+            rules = make_rules(body.rules, **body.options)
+            rules.check_players(body.players)
+        except (ValueError, TypeError) as e:
+            raise HTTPException(400, str(e)) from None
+        if body.seat >= body.players:
+            raise HTTPException(400, f"seat must be 0..{body.players - 1} for {body.players} players")
+        specs = body.agents or [lobby.offered[0]]
+        for spec in specs:
+            lobby.check_agent(spec)
+        try:
+            table = Table(rules, body.players, [body.seat], specs, seed=body.seed)
+            s = table.deal()
+            moves = table.run_agents(s)
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from None
+        if s.phase == 2:
+            table.score(s)
+        game = Game(secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves))
+        lobby.add(game)
+        return game_out(game)
+
+    @app.get("/api/games/{gid}", summary="your seat's view of a game")
+    def get_game(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            return game_out(game)
+
+    @app.post("/api/games/{gid}/actions", summary="play your move; the agents answer")
+    def post_action(gid: str, body: ActionIn) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            if body.seat is not None and body.seat != game.seat:
+                raise HTTPException(409, f"this game's person plays seat {game.seat}, not seat {body.seat}")
+            s = game.state
+            if s.phase == 2:
+                raise HTTPException(409, "the hand is over; POST .../next deals the next one")
+            if s.cur != game.seat:
+                raise HTTPException(409, f"not your turn: seat {s.cur} is to act")
+            s = s.copy()
+            a = _parse_action(s, body.action)
+            mine = Move(game.seat, a, move_text(s, a))
+            s.play(a)
+            moves = game.table.run_agents(s)
+            if s.phase == 2:
+                game.table.score(s)
+            game.state = s
+            game.log += [mine, *moves]
+            game.last_moves = moves
+            return game_out(game)
+
+    @app.post("/api/games/{gid}/next", summary="deal the next hand of a game")
+    def next_hand(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            if game.state.phase != 2:
+                raise HTTPException(409, "the hand is not over yet")
+            s = game.table.deal()
+            moves = game.table.run_agents(s)
+            if s.phase == 2:
+                game.table.score(s)
+            game.state, game.log, game.last_moves = s, list(moves), list(moves)
+            return game_out(game)
+
+    @app.get("/api/games/{gid}/record", summary="the record of a finished hand (deck included)")
+    def get_record(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            if game.state.phase != 2:
+                raise HTTPException(409, "the record holds the deck: it is served once the hand is over")
+            return to_record(game.state)
+
+    @app.delete("/api/games/{gid}", status_code=204, summary="end a game")
+    def delete_game(gid: str) -> Response:
+        lobby.get(gid)
+        with lobby.lock:
+            lobby.games.pop(gid, None)
+        return Response(status_code=204)
+
+    @app.post("/api/agent-action", summary="stateless: an agent's move in the position a hand record reaches")
+    def agent_action(body: AgentQuery) -> dict[str, Any]:
+        lobby.check_agent(body.agent)
+        try:
+            s = replay(body.record, check=False)
+        except (ValueError, KeyError, TypeError) as e:
+            what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+            raise HTTPException(400, f"cannot replay the record: {what}") from None
+        if s.phase == 2:
+            raise HTTPException(409, "the hand in the record is over: no move to choose")
+        if body.seat is not None and body.seat != s.cur:
+            raise HTTPException(409, f"seat {body.seat} is not to act: seat {s.cur} is")
+        seat = s.cur
+        try:
+            a = lobby.ask(body.agent, s, body.seed)
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from None
+        return {"seat": seat, "action": s.table.name(a), "action_id": a}
+
+    return app
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    agents: Sequence[str] = (),
+    max_games: int = 100,
+    idle_timeout: float = 3600.0,
+) -> None:
+    """Run the server with uvicorn until interrupted."""
+    try:
+        import uvicorn
+    except ImportError:
+        raise ValueError("tonk serve needs uvicorn: pip install uvicorn") from None
+    app = create_app(agents, max_games=max_games, idle_timeout=idle_timeout)
+    print(
+        f"Tonk: open http://{host}:{port}/ to play (API docs at /docs); Ctrl-C stops the server", flush=True
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")

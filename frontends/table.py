@@ -1,0 +1,190 @@
+"""A table: people and agents in seats, hand after hand, with a running score.
+
+The terminal game and the server both drive hands through a :class:`Table`:
+
+- seats ``humans`` are played by people (moves come from outside), every
+  other seat by an agent built from its spec string
+  (:func:`agents.registry.make_agent`);
+- :meth:`Table.deal` deals the next hand: the first hand's dealer is the last
+  seat (seat 0 plays first), then the deal passes to the left (RULES §2.5);
+  decks come from the table's seeded generator, so a seed replays a session;
+- :meth:`Table.run_agents` lets the agents play until a person must act or
+  the hand is over, and returns their moves as :class:`Move`;
+- :meth:`Table.score` adds a finished hand's payoffs to the running totals.
+
+Agents are called as in :func:`eval.duplicate.play_hand`: ``reset_hand``
+and ``reseed`` before every hand, ``act(LazyObs(state, seat), seat_info(...))``
+at every decision, and an illegal answer is a ``ValueError`` naming the agent.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, seat_info, shuffled_deck
+from tonk_env.engine.actions import TAKE
+
+#: Words for how a hand ended (``Result.kind``).
+RESULT_WORDS = {
+    "instant_win": "was dealt an instant win",
+    "void": "void hand: nobody pays",
+    "tonk_out": "tonked out",
+    "run_out": "ran out",
+    "drop_won": "dropped with the lowest count and won",
+    "caught": "dropped and was caught",
+    "stock_out": "lowest count when the stock ran out",
+}
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move as people see it: the seat and the action string (a take names its card)."""
+
+    seat: int
+    action: int
+    text: str
+
+
+def move_text(s: GameState, action: int) -> str:
+    """The public text of ``action`` about to be played in ``s`` (``take 5D``, ``hit 9H on 8H``)."""
+    text = s.table.name(action)
+    if action == TAKE and s.pile:
+        text += " " + card_to_string(s.pile[-1])
+    return text
+
+
+def fill_seats(num_players: int, humans: Iterable[int], specs: Sequence[str]) -> dict[int, str]:
+    """Give the seats that are not ``humans`` an agent spec each, cycling through ``specs``."""
+    hs = set(humans)
+    for h in hs:
+        if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < num_players:
+            raise ValueError(f"seat must be 0..{num_players - 1}, got {h!r}")
+    free = [p for p in range(num_players) if p not in hs]
+    if not free:
+        return {}
+    if not specs:
+        raise ValueError("no agent specs for the other seats")
+    if len(specs) > len(free):
+        raise ValueError(
+            f"{len(specs)} agents do not fit the {len(free)} free seat(s) of a {num_players}-player table"
+        )
+    return {p: specs[i % len(specs)] for i, p in enumerate(free)}
+
+
+class Table:
+    """Seats, agents, the running score and the deal order of a session of hands."""
+
+    def __init__(
+        self,
+        rules: TonkRules,
+        num_players: int,
+        humans: Iterable[int],
+        specs: Sequence[str],
+        seed: int | None = None,
+    ) -> None:
+        from agents.registry import make_agent
+
+        rules.check_players(num_players)
+        self.rules = rules
+        self.n = num_players
+        self.humans = frozenset(humans)
+        self.specs = fill_seats(num_players, self.humans, specs)
+        self.rng = random.Random(seed)
+        self.agents: dict[int, Any] = {
+            p: make_agent(spec, seed=self.rng.getrandbits(63)) for p, spec in self.specs.items()
+        }
+        self.scores = [0.0] * num_players
+        self.hands_played = 0
+        self.hands_dealt = 0
+
+    def name(self, seat: int) -> str:
+        """``you``-neutral label of a seat: ``seat 1 (heuristic:expert)`` or ``seat 0``."""
+        spec = self.specs.get(seat)
+        return f"seat {seat}" + (f" ({spec})" if spec else "")
+
+    def next_dealer(self) -> int:
+        """The dealer of the next hand: the last seat first, then passing to the left."""
+        return (self.n - 1 + self.hands_dealt) % self.n
+
+    def deal(self) -> GameState:
+        """Deal the next hand and get every agent ready for it."""
+        dealer = self.next_dealer()
+        deck = shuffled_deck(random.Random(self.rng.getrandbits(63)))
+        s = new_game(self.rules, self.n, deck=deck, dealer=dealer)
+        for p, agent in self.agents.items():
+            reseed = getattr(agent, "reseed", None)
+            if reseed is not None:
+                reseed(self.rng.getrandbits(63))
+            reset = getattr(agent, "reset_hand", None)
+            if reset is not None:
+                reset(p, self.n, self.rules)
+        self.hands_dealt += 1
+        return s
+
+    def agent_action(self, s: GameState) -> int:
+        """The action the agent in the seat to act chooses (checked legal)."""
+        from agents.base import LazyObs
+
+        seat = s.cur
+        agent = self.agents[seat]
+        info = seat_info(s, seat)
+        a = agent.act(LazyObs(s, seat), info)
+        if a.__class__ is not int:
+            a = int(a)
+        if a not in info.legal:
+            name = info.table.name(a) if 0 <= a < info.table.size else str(a)
+            raise ValueError(
+                f"agent {self.specs[seat]} chose the illegal action {name!r} (id {a}) as seat {seat}"
+            )
+        return a
+
+    def run_agents(self, s: GameState, limit: int | None = None) -> list[Move]:
+        """Play agents' moves on ``s`` in place until a person must act or the hand is over."""
+        moves: list[Move] = []
+        while s.phase != 2 and s.cur not in self.humans and (limit is None or len(moves) < limit):
+            a = self.agent_action(s)
+            moves.append(Move(s.cur, a, move_text(s, a)))
+            s.play(a)
+        return moves
+
+    def score(self, s: GameState) -> None:
+        """Add a finished hand's payoffs to the running score."""
+        if s.result is None:
+            raise ValueError("the hand is not over")
+        for p, v in enumerate(s.result.payoffs):
+            self.scores[p] += v
+        self.hands_played += 1
+
+
+def describe_result(s: GameState, names: Sequence[str] | None = None) -> str:
+    """One line saying how a finished hand ended, e.g. ``seat 1 tonked out``."""
+    r = s.result
+    if r is None:
+        return "the hand is not over"
+    label = names or [f"seat {p}" for p in range(s.n)]
+    if r.kind == "void":
+        why = {"instant_win_tie": " (several instant wins were dealt)"}.get(r.detail, "")
+        if r.detail in ("empty_stock", "max_turns"):
+            why = (
+                " (stock ran out with a tie for the lowest count)"
+                if r.detail == "empty_stock"
+                else (" (turn limit reached with a tie for the lowest count)")
+            )
+        return RESULT_WORDS["void"] + why
+    if r.kind == "stock_out":
+        low = min(r.counts)
+        winners = [label[p] for p in range(s.n) if r.counts[p] == low and r.payoffs[p] > 0]
+        how = "the stock ran out" if r.detail == "empty_stock" else "the turn limit was reached"
+        return f"{how}: {' and '.join(winners) or 'nobody'} had the lowest count ({low})"
+    who = label[r.seat] if r.seat is not None else "nobody"
+    text = f"{who} {RESULT_WORDS.get(r.kind, r.kind)}"
+    if who == "you":
+        text = text.replace(" was ", " were ")
+    if r.kind in ("drop_won", "caught") and r.seat is not None:
+        text += f" (count {r.counts[r.seat]})"
+    if r.kind == "instant_win" and r.seat is not None:
+        text += f" (count {r.counts[r.seat]})"
+    return text

@@ -1,0 +1,138 @@
+"""``tonk play`` (the terminal game), ``tonk serve`` (HTTP API and browser game), ``tonk export``.
+
+Heavy imports (FastAPI, uvicorn, onnx) stay inside the command functions;
+errors are ``ValueError`` (``tonk play: error: ...``, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+_PRESETS_HELP = "rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)"
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Play hands against agents in the terminal."""
+    import sys
+
+    from frontends.onnx_agent import ensure_registered
+    from frontends.terminal import play_terminal
+    from tonk_env.engine import make_rules, parse_assignments
+
+    ensure_registered()
+    rules = make_rules(args.rules, **parse_assignments(args.set or []))
+    opponents = args.opponents or ["heuristic:expert"]
+    players = args.players if args.players is not None else max(2, len(opponents) + 1)
+    play_terminal(
+        sys.stdin,
+        sys.stdout,
+        rules,
+        players=players,
+        opponents=opponents,
+        seat=args.seat,
+        hands=None if args.hands == 0 else args.hands,
+        seed=args.seed,
+    )
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the HTTP/JSON API and the browser game."""
+    try:
+        from frontends.server import serve
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in ("fastapi", "starlette", "pydantic", "uvicorn"):
+            raise
+        raise ValueError(f"tonk serve needs FastAPI and uvicorn ({e}): pip install fastapi uvicorn") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        import sys
+
+        print(
+            f"tonk serve: warning: listening on {args.host}, not only this machine; anyone who can reach "
+            "it can play and make the agents compute",
+            file=sys.stderr,
+        )
+    serve(args.host, args.port, args.agents or [], max_games=args.max_games, idle_timeout=args.idle_timeout)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a policy network agent (ppo:/npz:) to ONNX or .npz."""
+    from frontends.onnx_agent import ensure_registered
+    from frontends.onnx_export import export_npz, export_onnx
+
+    ensure_registered()
+    out = (export_onnx if args.format == "onnx" else export_npz)(args.agent, args.out)
+    print(f"wrote {out}/model.{args.format} and {out}/meta.json")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``play``, ``serve`` and ``export`` to the ``tonk`` command line."""
+    p = sub.add_parser(
+        "play",
+        help="play Tonk against agents in the terminal",
+        description="Play hands of Tonk against agents. Type a move's number, or an action such as "
+        "'draw', 'x 4S' (discard), 's 3H 4H 5H' (spread), 'h 9H on 8H' (hit); 'help' lists them.",
+    )
+    p.add_argument(
+        "--players",
+        type=int,
+        default=None,
+        help="seats at the table, 2..6 (default: one more than the opponents given, at least 2)",
+    )
+    p.add_argument("--rules", default="standard", metavar="PRESET", help=_PRESETS_HELP)
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="OPTION=VALUE",
+        help="change one rules option (repeatable), e.g. --set hit_wait=1",
+    )
+    p.add_argument(
+        "--opponents",
+        nargs="+",
+        metavar="SPEC",
+        help="agent specs for the other seats, cycled to fill them (default: heuristic:expert)",
+    )
+    p.add_argument("--seat", type=int, default=0, help="your seat (seat 0 plays first in the first hand)")
+    p.add_argument("--hands", type=int, default=1, help="hands to play (0: until you quit)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed of the deals and the agents (default: random)"
+    )
+    p.set_defaults(func=cmd_play)
+
+    s = sub.add_parser(
+        "serve",
+        help="serve the HTTP/JSON API and the browser game (FastAPI + uvicorn)",
+        description="Serve Tonk over HTTP: the browser game at /, the JSON API under /api "
+        "(schema at /openapi.json, docs at /docs). See docs/FRONTENDS.md.",
+    )
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="SPEC",
+        help="agent specs to offer; file agents (ppo:PATH, npz:PATH, onnx:DIR) are loaded only "
+        "from the paths listed here",
+    )
+    s.add_argument("--max-games", type=int, default=100, help="live games at most")
+    s.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="seconds after which an unused game is dropped",
+    )
+    s.set_defaults(func=cmd_serve)
+
+    x = sub.add_parser(
+        "export",
+        help="export a policy network agent (ppo:PATH, npz:PATH) to ONNX",
+        description="Write DIR/model.onnx (inputs observation, action_mask; outputs masked_logits, action) "
+        "and DIR/meta.json; play it back with the onnx:DIR agent (onnxruntime, no torch).",
+    )
+    x.add_argument("agent", metavar="AGENT_SPEC", help="ppo:RUN_OR_ZIP or npz:FILE")
+    x.add_argument("--format", choices=["onnx", "npz"], default="onnx")
+    x.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
+    x.set_defaults(func=cmd_export)
