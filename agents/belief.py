@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 from tonk_env.engine import SeatInfo
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
-from tonk_env.engine.cards import hand_value
+from tonk_env.engine.cards import VALUES, hand_value
 
 from .estimate import MAX_EXTRA, MAX_SUM, above_table
+from .hand import connected
 
 
 @dataclass(frozen=True)
@@ -105,15 +106,27 @@ def would_drop(count: int, seat: int, info: SeatInfo, turns: list[int], selectio
 
 def world_weight(
     hands: list[int], info: SeatInfo, lasts: list[LastTurn], turns: list[int], selection: float, margin: float,
-    doubt: float, rng: random.Random,
+    doubt: float, rng: random.Random, caution: float = 1.0,
 ) -> float:
-    """``doubt`` for each opponent who would have dropped at the start of its last turn, else 1.
+    """The belief weight of a sampled world (``hands``: every seat's cards in it).
 
-    ``hands`` are every seat's cards in the sampled world.
+    ``doubt`` for each opponent who would have dropped at the start of its last
+    turn, and ``caution`` for each hidden card an opponent keeps that counts
+    more than its last discard and is not part of a pair or near-run.
     """
     w = 1.0
+    ace_high = info.rules.ace_high
     for lt in lasts:
         o = lt.seat
+        if caution < 1.0:
+            limit = VALUES[lt.discard]
+            full = hands[o]
+            m = full & ~info.known[o]
+            while m:
+                low = m & -m
+                m ^= low
+                if VALUES[low.bit_length() - 1] > limit and not connected(low.bit_length() - 1, full & ~low, ace_high):
+                    w *= caution
         before = hands[o] | lt.played | (1 << lt.discard)
         if lt.took >= 0:
             x = lt.took

@@ -13,7 +13,7 @@ from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, hand_value
 
 __all__ = [
     "RANK_MASKS", "VALUES", "cards_desc", "completing_cards", "connected", "hand_value",
-    "hit_targets", "in_spread_with", "spread_ids", "value_desc",
+    "hit_targets", "in_spread_with", "meld_down", "spread_ids", "value_desc", "wins_by_taking",
 ]  # fmt: skip
 
 #: Cards ordered for "highest first" decisions: by value, then rank, then suit (deterministic).
@@ -143,3 +143,48 @@ def hit_owners(spreads: tuple[tuple[int, int, int, int, int, int], ...], card: i
 def spread_mask(action: int, table: ActionTable) -> int:
     """The cards of a spread action."""
     return table.spreads[action - SPREAD].mask
+
+
+def meld_down(hand: int, table: ActionTable, spreads: tuple[tuple[int, int, int, int, int, int], ...] = (),
+              ace_high: bool = False) -> int:
+    """The cards left after laying spreads (biggest count first) and hitting every card that fits.
+
+    ``spreads`` are the table's spreads (``SeatInfo.spreads`` tuples); spreads
+    laid here become hit targets too, and a hit on a run end opens the next card.
+    """
+    table_spreads = list(spreads)
+    h = hand
+    while True:
+        ids = spread_ids(h, table)
+        if ids:
+            best = max(ids, key=lambda a: (hand_value(table.spreads[a - SPREAD].mask),
+                                           table.spreads[a - SPREAD].mask.bit_count(), -a))
+            sh = table.spreads[best - SPREAD]
+            h &= ~sh.mask
+            table_spreads.append((-1, sh.mask, sh.kind, sh.key, sh.lo, sh.hi))
+            continue
+        hits = h & hit_targets(tuple(table_spreads), ace_high)
+        if not hits:
+            return h
+        c = (hits & -hits).bit_length() - 1
+        h &= ~(1 << c)
+        for i, (o, m, kind, key, lo, hi) in enumerate(table_spreads):
+            if hit_targets(((o, m, kind, key, lo, hi),), ace_high) >> c & 1:
+                if kind == BOOK:
+                    table_spreads[i] = (o, m | 1 << c, kind, key, lo, hi)
+                else:
+                    pos = c % 13
+                    if pos == lo - 1:
+                        table_spreads[i] = (o, m | 1 << c, kind, key, lo - 1, hi)
+                    else:
+                        table_spreads[i] = (o, m | 1 << c, kind, key, lo, hi + 1)
+                break
+
+
+def wins_by_taking(hand: int, top: int, table: ActionTable,
+                   spreads: tuple[tuple[int, int, int, int, int, int], ...], ace_high: bool = False) -> int:
+    """2 if taking ``top`` lets the hand tonk out now, 1 if it can run out (one card left), else 0."""
+    if not in_spread_with(top, hand, table) and not hit_targets(spreads, ace_high) >> top & 1:
+        return 0
+    left = meld_down(hand | (1 << top), table, spreads, ace_high).bit_count()
+    return 2 if left == 0 else 1 if left == 1 else 0

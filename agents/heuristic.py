@@ -124,7 +124,7 @@ from tonk_env.engine import scoring as _scoring  # noqa: E402
 from tonk_env.engine.actions import HIT_HIGH, HIT_LOW  # noqa: E402
 
 from .estimate import sample_hidden_counts, turns_adding  # noqa: E402
-from .hand import RANK_MASKS, completing_cards, hit_owners, hit_targets, spread_ids  # noqa: E402
+from .hand import RANK_MASKS, completing_cards, wins_by_taking, hit_owners, hit_targets, spread_ids  # noqa: E402
 
 #: Count-equivalent of ending the hand by tonking out / running out in the plan evaluation.
 TONK_BONUS = 40.0
@@ -317,7 +317,10 @@ class ExpertAgent(Agent):
         return self.play(info)
 
     def start(self, info: SeatInfo) -> int:
-        """Drop, take or draw."""
+        """Take the discard when it wins at once; else drop, take or draw."""
+        if TAKE in info.legal and wins_by_taking(info.hand, info.pile[-1], info.table, info.spreads,
+                                                 info.rules.ace_high):
+            return TAKE
         if DROP in info.legal and self.drop_value(info) > self.drop_margin:
             return DROP
         return self.take_or_draw(info)

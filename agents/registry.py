@@ -376,6 +376,9 @@ register_agent(
         Param("sure", float, 0.95, "drops valued at or above this are played without search", -3, 3),
         Param("doubt", float, 0.15, "weight of a world where an opponent would have dropped last turn", 0, 1),
         Param("opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn", -2, 4),
+        Param("caution", float, 0.3, "weight of a world where an opponent keeps a loose card above its last discard", 0, 1),
+        Param("discard", str, "expert", "discard rule when not searching discards", choices=("expert", "fast")),
+        Param("takes", str, "some", "which takes to search: all, or only promising ones", choices=("all", "some")),
     ),
 )
 
@@ -389,4 +392,10 @@ register_kind(
     "npz",
     "agents.mlp:load_npz_agent",
     "a policy network saved as .npz (safe: runs no pickled code); ?deterministic=false samples",
+)
+
+register_kind(
+    "onnx",
+    "frontends.onnx_agent:load_onnx_agent",
+    "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; ?deterministic=false samples",
 )

@@ -45,7 +45,7 @@ from tonk_env.engine import scoring
 from .base import Agent
 from .belief import last_turns, world_weight
 from .estimate import MAX_EXTRA, MAX_SUM, above_table, extra_cards
-from .hand import connected, in_spread_with, spread_ids
+from .hand import connected, in_spread_with, spread_ids, wins_by_taking
 
 _DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
 
@@ -101,13 +101,17 @@ def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:
     cur = s.cur
     hand = s.hands[cur]
     if s.phase == 0:
-        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > fp.margin:
-            return DROP
+        fits = False
         if s.pile:
             top = s.pile[-1]
-            if (s.book_targets | s.high_targets | s.low_targets) >> top & 1 or in_spread_with(top, hand, s.table):
+            fits = bool((s.book_targets | s.high_targets | s.low_targets) >> top & 1) or in_spread_with(
+                top, hand, s.table
+            )
+            if fits and hand.bit_count() <= 3 and _wins_by_taking_state(s, hand, top):
                 return TAKE
-        return DRAW
+        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > fp.margin:
+            return DROP
+        return TAKE if fits else DRAW
     table = s.table
     ids = spread_ids(hand, table)
     if ids:
@@ -180,6 +184,11 @@ def fast_discard(hand: int, allowed: int) -> int:
             if sc > bv + 1e-9:
                 best, bv = c, sc
     return best
+
+
+def _wins_by_taking_state(s: GameState, hand: int, top: int) -> bool:
+    spreads = tuple((x.owner, x.mask, x.kind, x.key, x.lo, x.hi) for x in s.spreads)
+    return wins_by_taking(hand, top, s.table, spreads, s.rules.ace_high) > 0
 
 
 def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
@@ -269,7 +278,8 @@ class SearchAgent(Agent):
     def __init__(self, seed: int | None = None, budget: int = 48, candidates: int = 3,
                  drop_margin: float = 0.1, selection: float = 0.6, bias: float = 0.0,
                  drop_samples: int = 400, hopeless: float = -0.5, sure: float = 0.95,
-                 doubt: float = 0.15, opp_margin: float = 0.1) -> None:
+                 doubt: float = 0.15, opp_margin: float = 0.1, takes: str = "some",
+                 caution: float = 0.3, discard: str = "expert") -> None:
         super().__init__(seed)
         from .heuristic import ExpertAgent
 
@@ -282,6 +292,9 @@ class SearchAgent(Agent):
         self.sure = sure
         self.doubt = doubt
         self.opp_margin = opp_margin
+        self.takes = takes
+        self.caution = caution
+        self.discard = discard
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
 
@@ -294,14 +307,14 @@ class SearchAgent(Agent):
         """``count`` sampled deals of the hidden cards and their belief weights."""
         rng = self.rng
         lasts = []
-        if self.doubt < 1.0 and not (info.rules.spread_wait or info.rules.hit_wait):
+        if (self.doubt < 1.0 or self.caution < 1.0) and not (info.rules.spread_wait or info.rules.hit_wait):
             lasts = last_turns(info)
         deals = deal_worlds(info, count, rng, self.selection)
         if not lasts:
             return deals, [1.0] * len(deals)
         turns = turns_adding_all(info.history, info.n)
         weights = [
-            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng)
+            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng, self.caution)
             for hands, _ in deals
         ]
         return deals, weights
@@ -317,18 +330,27 @@ class SearchAgent(Agent):
             a = self.expert.play(info)
             if not DISCARD <= a < HIT_BOOK:
                 return a
+            if self.candidates == 1 and self.discard == "fast":
+                allowed = 0
+                for b in legal:
+                    if DISCARD <= b < HIT_BOOK:
+                        allowed |= 1 << (b - DISCARD)
+                return DISCARD + fast_discard(info.hand, allowed)
             cands = self.expert.discard_candidates(info, self.candidates)
             if len(cands) == 1:
                 return cands[0]
             worlds, weights = self.worlds(info, self.budget)
             values = self.evaluate(info, cands, worlds, weights)
             return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
-        cont = self.expert.take_or_draw(info)
-        cands = [cont]
-        if cont == DRAW and TAKE in legal and info.stock_size > 0:
-            top = info.pile[-1]
-            if VALUES[top] <= 3 or in_spread_with(top, info.hand, info.table):
-                cands.append(TAKE)
+        if TAKE in legal and info.stock_size > 0 and self.takes == "all":
+            cands = [DRAW, TAKE]
+        else:
+            cont = self.expert.take_or_draw(info)
+            cands = [cont]
+            if cont == DRAW and TAKE in legal and info.stock_size > 0:
+                top = info.pile[-1]
+                if VALUES[top] <= 3 or in_spread_with(top, info.hand, info.table):
+                    cands.append(TAKE)
         worlds: list[tuple[list[int], list[int]]] = []
         weights: list[float] = []
         known: dict[int, float] = {}
@@ -341,7 +363,7 @@ class SearchAgent(Agent):
                 if w > 0.0:
                     tot += w * scoring.drop([hand_value(h) for h in hands], seat, rules)[1][seat]
             d = tot / sum(weights)
-            if d >= self.sure:
+            if d >= self.sure and TAKE not in cands:
                 return DROP
             if d > self.hopeless:
                 known[DROP] = d + self.bias
