@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from .report import _clean
 
 FORMATS = ("round-robin", "gauntlet")
 BACKENDS = ("local", "ray")
@@ -491,14 +492,6 @@ def run_ray(
 # --- results.jsonl ------------------------------------------------------------------------------
 
 
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
 
 
 def read_results(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
