@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
 from .report import _clean
 
 FORMATS = ("round-robin", "gauntlet")
