@@ -102,3 +102,17 @@ def test_pipeline_trains_then_prints_the_table(tmp_path: Path, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert "stakes/hand" in out and "95% CI" in out
     assert "random" in out and "heuristic:greedy" in out
+
+
+@pytest.mark.slow
+def test_a_short_run_beats_random(tmp_path: Path) -> None:
+    """Learning claim: ~40k steps of quick.yaml beat random with the 95% interval above zero."""
+    from eval.duplicate import evaluate
+
+    rc = main(["train", "configs/quick.yaml", "total_steps=40960", "n_envs=16", "eval.every=0", "eval.hands=8",
+               "eval.opponents=[random]", "checkpoint_every=40960", f"out_dir={tmp_path}", "--no-progress"])
+    assert rc == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    res = evaluate([f"ppo:{run}", "random"], hands=600, players=2, rules="standard", seed=5)
+    me = res.agents[0]
+    assert me.ci95[0] > 0, (me.mean_stakes, me.ci95)
