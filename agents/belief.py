@@ -80,7 +80,9 @@ def last_turns(info: SeatInfo) -> list[LastTurn]:
     return out
 
 
-def would_drop(count: int, seat: int, info: SeatInfo, turns: list[int], selection: float, margin: float) -> bool:
+def would_drop(
+    count: int, seat: int, info: SeatInfo, turns: list[int], selection: float, margin: float
+) -> bool:
     """Whether a player of ``seat`` with ``count`` would drop, judged from public information."""
     table = above_table()
     p = 1.0
@@ -105,8 +107,15 @@ def would_drop(count: int, seat: int, info: SeatInfo, turns: list[int], selectio
 
 
 def world_weight(
-    hands: list[int], info: SeatInfo, lasts: list[LastTurn], turns: list[int], selection: float, margin: float,
-    doubt: float, rng: random.Random, caution: float = 1.0,
+    hands: list[int],
+    info: SeatInfo,
+    lasts: list[LastTurn],
+    turns: list[int],
+    selection: float,
+    margin: float,
+    doubt: float,
+    rng: random.Random,
+    caution: float = 1.0,
 ) -> float:
     """The belief weight of a sampled world (``hands``: every seat's cards in it).
 
@@ -125,7 +134,8 @@ def world_weight(
             while m:
                 low = m & -m
                 m ^= low
-                if VALUES[low.bit_length() - 1] > limit and not connected(low.bit_length() - 1, full & ~low, ace_high):
+                c = low.bit_length() - 1
+                if VALUES[c] > limit and not connected(c, full & ~low, ace_high):
                     w *= caution
         before = hands[o] | lt.played | (1 << lt.discard)
         if lt.took >= 0:

@@ -25,7 +25,7 @@ search, which need microseconds).
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -87,7 +87,7 @@ def sample_hidden_counts(
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def above_table() -> tuple[tuple[tuple[float, ...], ...], ...]:
     """``T[h][D][t + 1]`` = P(the ``h`` lowest of ``h + D`` random cards count more than ``t``).
 

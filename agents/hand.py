@@ -12,7 +12,7 @@ from tonk_env.engine.actions import BOOK, SPREAD, ActionTable
 from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, hand_value
 
 __all__ = [
-    "RANK_MASKS", "VALUES", "cards_desc", "completing_cards", "connected", "hand_value",
+    "RANK_MASKS", "VALUES", "cards_desc", "cards_of_mask", "completing_cards", "connected", "hand_value",
     "hit_targets", "in_spread_with", "meld_down", "spread_ids", "value_desc", "wins_by_taking",
 ]  # fmt: skip
 
@@ -131,18 +131,14 @@ def hit_targets(spreads: tuple[tuple[int, int, int, int, int, int], ...], ace_hi
     return out
 
 
-def hit_owners(spreads: tuple[tuple[int, int, int, int, int, int], ...], card: int, ace_high: bool = False) -> list[int]:
-    """Owners of the spreads that ``card`` can hit."""
+def cards_of_mask(mask: int) -> list[int]:
+    """Cards of a mask in ascending order."""
     out = []
-    for sp in spreads:
-        if hit_targets((sp,), ace_high) >> card & 1:
-            out.append(sp[0])
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
     return out
-
-
-def spread_mask(action: int, table: ActionTable) -> int:
-    """The cards of a spread action."""
-    return table.spreads[action - SPREAD].mask
 
 
 def meld_down(hand: int, table: ActionTable, spreads: tuple[tuple[int, int, int, int, int, int], ...] = (),

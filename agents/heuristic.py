@@ -39,14 +39,33 @@ seat can observe. See :class:`ExpertAgent` for the full list; in short:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from tonk_env.engine import SeatInfo
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.engine import SeatInfo, scoring
+from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 
 from .base import Agent
-from .hand import VALUES, cards_desc, connected, hand_value, in_spread_with, spread_mask
+from .estimate import sample_hidden_counts, turns_adding
+from .hand import (
+    RANK_MASKS,
+    VALUES,
+    cards_desc,
+    cards_of_mask,
+    completing_cards,
+    connected,
+    hand_value,
+    hit_targets,
+    in_spread_with,
+    spread_ids,
+    wins_by_taking,
+)
+
+__all__ = [
+    "ExpertAgent", "GreedyAgent", "best_spread", "feed_penalty", "hand_score", "highest_hit",
+    "last_discards", "loose_discard", "plan_score", "potential",
+]  # fmt: skip
 
 
 def best_spread(legal: tuple[int, ...] | list[int], info: SeatInfo) -> int | None:
@@ -91,7 +110,7 @@ def loose_discard(info: SeatInfo) -> int:
 class GreedyAgent(Agent):
     """``heuristic:greedy``: the public bots' rules of thumb (see the module docstring)."""
 
-    def __init__(self, seed: int | None = None, drop_at: int = 8) -> None:
+    def __init__(self, seed: int | None = None, drop_at: int = 10) -> None:
         super().__init__(seed)
         self.drop_at = drop_at
 
@@ -113,18 +132,7 @@ class GreedyAgent(Agent):
         return loose_discard(info)
 
 
-__all__ = ["GreedyAgent", "best_spread", "highest_hit", "loose_discard", "spread_mask"]
-
-
 # --- heuristic:expert --------------------------------------------------------------------------
-
-import math as _math  # noqa: E402
-
-from tonk_env.engine import scoring as _scoring  # noqa: E402
-from tonk_env.engine.actions import HIT_HIGH, HIT_LOW  # noqa: E402
-
-from .estimate import sample_hidden_counts, turns_adding  # noqa: E402
-from .hand import RANK_MASKS, completing_cards, wins_by_taking, hit_owners, hit_targets, spread_ids  # noqa: E402
 
 #: Count-equivalent of ending the hand by tonking out / running out in the plan evaluation.
 TONK_BONUS = 40.0
@@ -218,7 +226,7 @@ def hand_score(hand: int, ctx: _Context) -> float:
 
 def best_discard(hand: int, ctx: _Context, allowed: int | None = None) -> tuple[float, int]:
     """``(score, card)`` of the discard that leaves the best hand, feeding counted."""
-    best = (_math.inf, -1)
+    best = (math.inf, -1)
     for c in cards_desc(hand if allowed is None else hand & allowed):
         sc = hand_score(hand & ~(1 << c), ctx) + ctx.feed * feed_penalty(c, ctx)
         if sc < best[0] - 1e-9:
@@ -284,7 +292,7 @@ class ExpertAgent(Agent):
         out = []
         for _ in range(self.samples if samples is None else samples):
             hc = sample_hidden_counts(pool, hidden, turns, sel, rng)
-            out.append((1.0, [b + x for b, x in zip(base, hc)]))
+            out.append((1.0, [b + x for b, x in zip(base, hc, strict=True)]))
         return out
 
     def drop_value(self, info: SeatInfo, samples: list[tuple[float, list[int]]] | None = None) -> float:
@@ -294,9 +302,9 @@ class ExpertAgent(Agent):
         me = info.seat
         tot = wsum = 0.0
         for w, counts in samples:
-            tot += w * _scoring.drop(counts, me, rules)[1][me]
+            tot += w * scoring.drop(counts, me, rules)[1][me]
             wsum += w
-        return tot / wsum if wsum > 0 else -_math.inf
+        return tot / wsum if wsum > 0 else -math.inf
 
     def stock_out_value(self, info: SeatInfo, samples: list[tuple[float, list[int]]]) -> float:
         """Estimated mean payoff of ending the hand by drawing from the empty stock."""
@@ -304,9 +312,9 @@ class ExpertAgent(Agent):
         me = info.seat
         tot = wsum = 0.0
         for w, counts in samples:
-            tot += w * _scoring.stock_out(counts, rules)[1][me]
+            tot += w * scoring.stock_out(counts, rules)[1][me]
             wsum += w
-        return tot / wsum if wsum > 0 else -_math.inf
+        return tot / wsum if wsum > 0 else -math.inf
 
     # -- decisions -----------------------------------------------------------------------------
 
@@ -339,7 +347,7 @@ class ExpertAgent(Agent):
         top = info.pile[-1]
         take = plan_score(info.hand | (1 << top), ctx)
         draws = [plan_score(info.hand | (1 << z), ctx) for z in cards_of_mask(ctx.unseen)]
-        draw = sum(draws) / len(draws) if draws else _math.inf
+        draw = sum(draws) / len(draws) if draws else math.inf
         return TAKE if take < draw - 0.5 else DRAW
 
     def play(self, info: SeatInfo) -> int:
@@ -412,16 +420,3 @@ def _hit_owner(info: SeatInfo, action: int) -> int:
             if kind == 1 and key == c // 13 and lo - 1 == c % 13:
                 return owner
     return -1
-
-
-def cards_of_mask(mask: int) -> list[int]:
-    """Cards of a mask in ascending order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-__all__ += ["ExpertAgent", "feed_penalty", "hand_score", "last_discards", "plan_score", "potential"]

@@ -78,7 +78,9 @@ class Param:
             else:
                 v = t
         except ValueError:
-            raise ValueError(f"{where}: parameter {self.name}={text!r} is not {self.describe_type()}") from None
+            raise ValueError(
+                f"{where}: parameter {self.name}={text!r} is not {self.describe_type()}"
+            ) from None
         if self.choices is not None and v not in self.choices:
             raise ValueError(f"{where}: parameter {self.name}={text!r}; allowed: {', '.join(self.choices)}")
         if self.min is not None and v < self.min:
@@ -217,7 +219,9 @@ def register_agent(
     return entry
 
 
-def register_kind(kind: str, loader: Callable[..., Policy] | str, doc: str, replace: bool = False) -> KindEntry:
+def register_kind(
+    kind: str, loader: Callable[..., Policy] | str, doc: str, replace: bool = False
+) -> KindEntry:
     """Register a path kind ``kind:PATH``, loaded by ``loader(path, seed=seed, **params)``."""
     if any(e.kind == kind for e in _AGENTS.values()):
         raise ValueError(f"agent kind {kind!r} is already registered with named agents")
@@ -330,20 +334,20 @@ register_agent(
     "agents.heuristic:GreedyAgent",
     "spreads and hits whenever it can, discards its highest loose card, takes the discard only "
     "to complete a spread, drops at a fixed count",
-    (Param("drop_at", int, 8, "drop when the count is at or below this", 0, 50),),
+    (Param("drop_at", int, 10, "drop when the count is at or below this", 0, 50),),
 )
 
 register_agent(
     "heuristic",
     "expert",
     "agents.heuristic:ExpertAgent",
-    "reads the pile and the opponents' takes and discards, drops on the estimated risk of being "
-    "caught, keeps partial spreads, avoids feeding, hits to delay under waiting rules",
+    "estimates the opponents' counts from what it has seen and drops on the estimated risk of being "
+    "caught; keeps partial spreads, sheds by hitting, avoids feeding, adapts to rules and players",
     (
-        Param("drop_margin", float, 0.1, "drop when the estimated value of dropping exceeds this", -2, 4),
+        Param("drop_margin", float, 0.1, "drop when the estimated mean payoff of dropping beats this", -2, 4),
         Param("samples", int, 96, "opponent hands sampled to estimate the drop", 8, 10000),
         Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
-        Param("horizon", float, 4.0, "draws expected before the hand ends, for valuing partial spreads", 0, 50),
+        Param("horizon", float, 4.0, "draws expected before the hand ends (values partial spreads)", 0, 50),
         Param("feed", float, 1.0, "weight of the penalty for discards the next player can use", 0, 10),
     ),
 )
@@ -352,9 +356,10 @@ register_agent(
     "heuristic",
     "fast",
     "agents.search:FastAgent",
-    "the search's quick default policy: table-estimated drop, takes to spread or hit, greedy play",
+    "the search's rollout policy: table-estimated drop, takes to spread or hit, discards by count and "
+    "partial spreads",
     (
-        Param("drop_margin", float, 0.1, "drop when the estimated value of dropping exceeds this", -2, 4),
+        Param("drop_margin", float, 0.1, "drop when the estimated mean payoff of dropping beats this", -2, 4),
         Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
     ),
 )
@@ -363,22 +368,29 @@ register_agent(
     "search",
     "ismcts",
     "agents.search:SearchAgent",
-    "determinized Monte Carlo: samples worlds consistent with its view and plays each candidate "
-    "out with the fast policy on the engine; the strongest non-learned agent",
+    "determinized Monte Carlo: samples worlds consistent with its view and what the opponents did, "
+    "plays each candidate out on the engine; the strongest non-learned agent",
     (
-        Param("budget", int, 48, "sampled worlds per searched decision (each candidate played in each)", 0, 100000),
-        Param("candidates", int, 3, "discards searched in the play phase (the expert's best)", 1, 10),
-        Param("drop_margin", float, 0.1, "the fast rollout policy's drop margin", -2, 4),
-        Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
+        Param("budget", int, 300, "sampled worlds per searched decision (each candidate played in each)",
+              0, 100000),
+        Param("drop_samples", int, 400, "sampled worlds to value a drop (no rollout needed)", 8, 100000),
+        Param("candidates", int, 1, "discards searched in the play phase (the expert's best k)", 1, 10),
+        Param("takes", str, "some", "start-of-turn takes searched: all, or promising ones",
+              choices=("all", "some")),
+        Param("selection", float, 0.5, "opponent model: how strongly players keep their lowest cards", 0, 3),
+        Param("doubt", float, 0.1, "weight of a world where an opponent would have dropped last turn", 0, 1),
+        Param("caution", float, 0.3, "weight of a world where an opponent keeps a loose card above its "
+              "last discard", 0, 1),
+        Param("opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn",
+              -2, 4),
+        Param("drop_margin", float, 0.1, "the rollout policy's drop margin", -2, 4),
+        Param("self_margin", float, None, "the rollout policy's drop margin for the searcher's own seat "
+              "(default: drop_margin)", -2, 4),
         Param("bias", float, 0.0, "added to the searched value of dropping", -2, 2),
-        Param("drop_samples", int, 400, "opponent hands sampled to value the drop", 8, 100000),
         Param("hopeless", float, -0.5, "drops valued at or below this are not searched", -3, 3),
         Param("sure", float, 0.95, "drops valued at or above this are played without search", -3, 3),
-        Param("doubt", float, 0.15, "weight of a world where an opponent would have dropped last turn", 0, 1),
-        Param("opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn", -2, 4),
-        Param("caution", float, 0.3, "weight of a world where an opponent keeps a loose card above its last discard", 0, 1),
-        Param("discard", str, "expert", "discard rule when not searching discards", choices=("expert", "fast")),
-        Param("takes", str, "some", "which takes to search: all, or only promising ones", choices=("all", "some")),
+        Param("discard", str, "expert", "discard rule when discards are not searched",
+              choices=("expert", "fast")),
     ),
 )
 

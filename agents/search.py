@@ -1,31 +1,38 @@
-"""``search:ismcts``: determinized Monte Carlo search over the expert's candidate actions.
+"""``search:ismcts``: determinized Monte Carlo search, and its rollout policy ``heuristic:fast``.
 
 At each decision worth searching the agent
 
-1. lists a few candidate actions: at the start of a turn every legal choice
-   (drop, draw, take); in the play phase the expert's ``candidates`` best
-   discards (spreads and hits are played as the expert plays them);
-2. samples ``budget`` *worlds*: full game states consistent with its view
-   (:func:`tonk_env.engine.sample_state`: the opponents' unknown cards and
-   the stock order drawn from the cards it has not seen), each weighted by
-   how well the opponents' hands agree with their last discards (the same
-   model as the expert's drop estimate);
-3. plays every candidate in every world (common random numbers: all
-   candidates meet the same worlds) and finishes the hand with the fast
-   default policy (:func:`fast_action`) for every seat;
-4. picks the candidate with the best weighted mean payoff.
+1. lists candidate actions. At the start of a turn: drop (unless its value,
+   below, is hopeless or sure), the expert's choice between draw and take,
+   and a take of a low or spread-completing card. In the play phase spreads
+   and hits are played as the expert plays them; with ``candidates > 1`` the
+   expert's best discards are searched too.
+2. samples *worlds*: full game states consistent with its view. The cards it
+   has not seen are dealt at random to the opponents' hidden hands and the
+   stock, with each opponent holding the lowest ``h`` of ``h + D`` cards
+   (the selection model of :mod:`agents.estimate`: players keep low cards).
+   Each world is weighted by what the opponents did (:mod:`agents.belief`):
+   ``doubt`` if an opponent would have dropped at the start of its last turn
+   in that world but did not, ``caution`` per loose card it keeps above its
+   last discard.
+3. values a drop exactly in each of ``drop_samples`` worlds (the engine's
+   payment rules), and every other candidate by playing it in ``budget``
+   worlds and finishing the hand with the fast policy for every seat (common
+   random numbers: all candidates meet the same worlds);
+4. plays the candidate with the best weighted mean payoff.
 
-A drop needs no rollout: its payoff in each world is exact. The fast policy
-reads only what its seat may know (its own hand, hand sizes, known cards,
-the table and the last discards), so the rollouts do not give the
-opponents sight of the searcher's cards. With ``budget=0`` the agent plays
-like its fast policy.
+Why it beats the expert: its beliefs read the opponents' refusals to drop and
+their discards, and it compares dropping with what playing on is worth in
+this very position (e.g. taking a card that completes a spread) instead of
+a fixed margin.
 
-The fast policy is a quick cousin of ``heuristic:expert``: it drops when the
-drop's estimated payoff (from :mod:`agents.estimate` tables) beats a margin,
-takes the discard when it completes a spread or hits the table, lays its
-biggest spread, hits its highest card and discards its highest loose card.
-It is registered as ``heuristic:fast`` too.
+The rollout policy (:func:`fast_action`, also the agent ``heuristic:fast``)
+reads only what its seat may know, so the rollouts do not give the
+opponents sight of the searcher's cards. It drops when the table estimate
+of the drop's payoff (:func:`drop_estimate`) beats ``drop_margin``, takes the
+discard when it wins at once, completes a spread or hits the table, lays its
+biggest spread, hits its highest card and discards the card whose count,
+less what its partial spreads are worth, is highest (:func:`fast_discard`).
 """
 
 from __future__ import annotations
@@ -36,29 +43,30 @@ from typing import Any
 
 import numpy as np
 
-from tonk_env.engine import GameState, SeatInfo, sample_state
+from tonk_env.engine import GameState, SeatInfo, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 from tonk_env.engine.cards import RANK_MASKS, VALUES, hand_value
-
-from tonk_env.engine import scoring
 
 from .base import Agent
 from .belief import last_turns, world_weight
 from .estimate import MAX_EXTRA, MAX_SUM, above_table, extra_cards
-from .hand import connected, in_spread_with, spread_ids, wins_by_taking
+from .hand import in_spread_with, spread_ids, wins_by_taking
 
 _DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
 
 
 class FastParams:
-    """Knobs of the fast default policy."""
+    """Knobs of the fast default policy: the drop margin (optionally another one for one seat)."""
 
-    __slots__ = ("margin", "selection", "table")
+    __slots__ = ("margin", "selection", "table", "seat", "seat_margin")
 
-    def __init__(self, margin: float = 0.1, selection: float = 0.6) -> None:
+    def __init__(self, margin: float = 0.1, selection: float = 0.6, seat: int = -1,
+                 seat_margin: float | None = None) -> None:
         self.margin = margin
         self.selection = selection
         self.table = above_table()
+        self.seat = seat
+        self.seat_margin = margin if seat_margin is None else seat_margin
 
 
 def turns_adding_all(history: list[tuple[int, int]] | tuple[tuple[int, int], ...], n: int) -> list[int]:
@@ -109,7 +117,8 @@ def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:
             )
             if fits and hand.bit_count() <= 3 and _wins_by_taking_state(s, hand, top):
                 return TAKE
-        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > fp.margin:
+        margin = fp.seat_margin if cur == fp.seat else fp.margin
+        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > margin:
             return DROP
         return TAKE if fits else DRAW
     table = s.table
@@ -205,7 +214,9 @@ def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
     return s.result.payoffs[seat]  # type: ignore[union-attr]
 
 
-def deal_worlds(info: SeatInfo, count: int, rng: random.Random, selection: float) -> list[tuple[list[int], list[int]]]:
+def deal_worlds(
+    info: SeatInfo, count: int, rng: random.Random, selection: float
+) -> list[tuple[list[int], list[int]]]:
     """``count`` deals of the cards ``info``'s seat has not seen: ``(hands of every seat, stock)``.
 
     Every opponent's hidden cards are the lowest ``h`` of ``h + D`` cards drawn
@@ -275,11 +286,11 @@ class FastAgent(Agent):
 class SearchAgent(Agent):
     """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
 
-    def __init__(self, seed: int | None = None, budget: int = 48, candidates: int = 3,
-                 drop_margin: float = 0.1, selection: float = 0.6, bias: float = 0.0,
+    def __init__(self, seed: int | None = None, budget: int = 300, candidates: int = 1,
+                 drop_margin: float = 0.1, selection: float = 0.5, bias: float = 0.0,
                  drop_samples: int = 400, hopeless: float = -0.5, sure: float = 0.95,
-                 doubt: float = 0.15, opp_margin: float = 0.1, takes: str = "some",
-                 caution: float = 0.3, discard: str = "expert") -> None:
+                 doubt: float = 0.1, opp_margin: float = 0.1, takes: str = "some",
+                 caution: float = 0.3, discard: str = "expert", self_margin: float | None = None) -> None:
         super().__init__(seed)
         from .heuristic import ExpertAgent
 
@@ -295,6 +306,7 @@ class SearchAgent(Agent):
         self.takes = takes
         self.caution = caution
         self.discard = discard
+        self.self_margin = self_margin
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
 
@@ -307,14 +319,16 @@ class SearchAgent(Agent):
         """``count`` sampled deals of the hidden cards and their belief weights."""
         rng = self.rng
         lasts = []
-        if (self.doubt < 1.0 or self.caution < 1.0) and not (info.rules.spread_wait or info.rules.hit_wait):
+        waiting = info.rules.spread_wait or info.rules.hit_wait  # a refusal to drop may be a wait
+        if (self.doubt < 1.0 or self.caution < 1.0) and not waiting:
             lasts = last_turns(info)
         deals = deal_worlds(info, count, rng, self.selection)
         if not lasts:
             return deals, [1.0] * len(deals)
         turns = turns_adding_all(info.history, info.n)
         weights = [
-            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng, self.caution)
+            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng,
+                         self.caution)
             for hands, _ in deals
         ]
         return deals, weights
@@ -359,10 +373,11 @@ class SearchAgent(Agent):
             seat = info.seat
             rules = info.rules
             tot = 0.0
-            for w, (hands, _) in zip(weights, worlds):
+            for w, (hands, _) in zip(weights, worlds, strict=True):
                 if w > 0.0:
                     tot += w * scoring.drop([hand_value(h) for h in hands], seat, rules)[1][seat]
-            d = tot / sum(weights)
+            wsum = sum(weights)
+            d = tot / wsum if wsum > 0 else 0.0
             if d >= self.sure and TAKE not in cands:
                 return DROP
             if d > self.hopeless:
@@ -384,11 +399,13 @@ class SearchAgent(Agent):
         known = known or {}
         seat = info.seat
         fp = self.fp
+        if self.self_margin is not None:
+            fp = FastParams(fp.margin, fp.selection, seat, self.self_margin)
         turns0 = turns_adding_all(info.history, info.n)
         todo = [i for i, a in enumerate(cands) if a not in known]
         tot = [0.0] * len(cands)
         template = sample_state(info, self.rng)
-        for (hands, stock), w in zip(worlds, weights):
+        for (hands, stock), w in zip(worlds, weights, strict=True):
             if w <= 0.0:
                 continue
             world = world_state(template, hands, stock)
@@ -409,6 +426,6 @@ class SearchAgent(Agent):
 
 
 __all__ = [
-    "FastAgent", "FastParams", "SearchAgent", "drop_estimate", "fast_action", "rollout", "deal_worlds", "world_state",
-    "turns_adding_all",
+    "FastAgent", "FastParams", "SearchAgent", "deal_worlds", "drop_estimate", "fast_action", "fast_discard",
+    "rollout", "turns_adding_all", "world_state",
 ]  # fmt: skip

@@ -14,7 +14,9 @@ How a run is organised
   - as many agents as seats, 4 or more players: the K cyclic rotations;
   - fewer agents than seats: the seats are filled cyclically (agents
     ``0, 1, ..., m-1, 0, 1, ...``) and that line-up is rotated through all K
-    seat rotations. An agent that fills several seats is scored per seat.
+    seat rotations (a rotation that repeats an earlier one, as with 2 agents
+    at 4 seats, is played once). An agent that fills several seats is scored
+    per seat.
 
   The dealer is always the last seat, so seat 0 plays first; the rotation
   moves each agent through the first seat too. Same deal, other seats: the
@@ -68,11 +70,18 @@ def arrangements(num_agents: int, players: int) -> list[tuple[int, ...]]:
     if num_agents < 1:
         raise ValueError("at least one agent is needed")
     if num_agents > players:
-        raise ValueError(f"{num_agents} agents do not fit {players} seats; use --players {num_agents} or more")
+        raise ValueError(
+            f"{num_agents} agents do not fit {players} seats; use --players {num_agents} or more"
+        )
     if num_agents == players and players <= 3:
         return list(itertools.permutations(range(players)))
     lineup = [i % num_agents for i in range(players)]
-    return [tuple(lineup[(s + r) % players] for s in range(players)) for r in range(players)]
+    out: list[tuple[int, ...]] = []
+    for r in range(players):
+        arr = tuple(lineup[(s + r) % players] for s in range(players))
+        if arr not in out:  # a rotation that repeats an earlier one is played once
+            out.append(arr)
+    return out
 
 
 def deal_deck(seed: int, group: int) -> list[int]:
@@ -404,7 +413,6 @@ def summarise(
     results = sorted(results, key=lambda r: r.group)
     total_hands = sum(r.hands for r in results)
     seats_per_hand = [sum(1 for s in range(players) for arr in arrs if arr[s] == i) for i in range(m)]
-    hands_per_group = len(arrs)
     turns = sum(r.turns for r in results)
     agents = []
     for i, spec in enumerate(specs):

@@ -31,7 +31,8 @@ def format_table(res: EvalResult) -> str:
     """The evaluation as a plain-text table."""
     arr = len(res.arrangements)
     head = (
-        f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), seed {res.seed}, "
+        f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), "
+        f"seed {res.seed}, "
         f"{res.hands} hands = {res.groups} deals x {arr} seatings"
     )
     width = max(len("agent"), *(len(a.spec) for a in res.agents))
@@ -52,7 +53,9 @@ def format_table(res: EvalResult) -> str:
     )
     lines.append(f"mean hand length: {res.mean_turns:.1f} turns")
     think = ", ".join(
-        f"{a.spec} {1000 * a.seconds_per_hand:.2f} ms" for a in res.agents if not math.isnan(a.seconds_per_hand)
+        f"{a.spec} {1000 * a.seconds_per_hand:.2f} ms"
+        for a in res.agents
+        if not math.isnan(a.seconds_per_hand)
     )
     lines.append(
         f"time: {res.elapsed_s:.1f} s, {res.hands_per_s:,.0f} hands/s with {res.workers} worker(s); "
