@@ -140,15 +140,3 @@ class LazyObs(Mapping[str, np.ndarray]):
 
     def __len__(self) -> int:
         return len(OBS_KEYS)
-
-
-def check_action(action: Any, info: SeatInfo, who: str = "agent") -> int:
-    """Return ``action`` as an int, or raise ``ValueError`` if it is not in ``info.legal``."""
-    try:
-        a = int(action)
-    except (TypeError, ValueError):
-        raise ValueError(f"{who} returned {action!r}, not an action id") from None
-    if a not in info.legal:
-        name = info.table.name(a) if 0 <= a < info.table.size else str(a)
-        raise ValueError(f"{who} returned the illegal action {name!r} (id {a}) for seat {info.seat}")
-    return a

@@ -7,8 +7,11 @@ card it drew::
     hand then = hand now + cards it spread or hit that turn + its discard - the card it drew
 
 (a taken card is known: the discard just before the take). If that hand was
-low enough that a player would have dropped on it, the world contradicts what
-happened and gets the weight ``doubt`` instead of 1. "Would have dropped" is
+low enough that a player would have dropped on it, or if the opponent drew
+from the stock although the top discard made a spread with that hand, the
+world contradicts what happened and gets the weight ``doubt`` instead of 1.
+A hidden card kept above the opponent's last discard that is not part of a
+pair or near-run costs the weight ``caution``. "Would have dropped" is
 judged the way the fast policy judges (:func:`agents.search.drop_estimate`):
 the table estimate of the drop's mean payoff, from the opponent's side of the
 table, above ``opp_margin``.
@@ -24,7 +27,7 @@ from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
 
 from .estimate import MAX_EXTRA, MAX_SUM, above_table
-from .hand import connected
+from .hand import connected, in_spread_with
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class LastTurn:
     took: int  # the card taken from the pile, or -1 if it drew
     played: int  # cards it spread or hit
     discard: int
+    passed: int = -1  # the top discard it drew instead of taking (-1 if it took, or unknown)
 
 
 def last_turns(info: SeatInfo) -> list[LastTurn]:
@@ -66,16 +70,18 @@ def last_turns(info: SeatInfo) -> list[LastTurn]:
             j -= 1
         done.add(seat)
         if j >= 0 and hist[j][0] == seat and hist[j][1] in (DRAW, TAKE):
-            took = -1
+            # the top of the pile at the start of that turn: the latest discard before it
+            k = j - 1
+            while k >= 0 and not DISCARD <= hist[k][1] < HIT_BOOK:
+                k -= 1
+            top = hist[k][1] - DISCARD if k >= 0 else -1  # -1: the upcard, not named in the history
             if hist[j][1] == TAKE:
-                k = j - 1
-                while k >= 0 and not DISCARD <= hist[k][1] < HIT_BOOK:
-                    k -= 1
-                if k < 0:
+                if top < 0:
                     i = j - 1
                     continue  # took the upcard: unknown here
-                took = hist[k][1] - DISCARD
-            out.append(LastTurn(seat, took, played, discard))
+                out.append(LastTurn(seat, top, played, discard))
+            else:
+                out.append(LastTurn(seat, -1, played, discard, top))
         i = j - 1
     return out
 
@@ -148,6 +154,8 @@ def world_weight(
                 k -= 1
             x = (cand & -cand).bit_length() - 1
         before &= ~(1 << x)
+        if lt.passed >= 0 and in_spread_with(lt.passed, before, info.table):
+            w *= doubt  # it drew rather than take a card that made a spread with its hand
         t = turns.copy()
         t[o] -= 1
         if would_drop(hand_value(before), o, info, t, selection, margin):

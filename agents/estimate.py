@@ -55,14 +55,6 @@ def extra_cards(turns: int, selection: float, rng: random.Random) -> int:
     return min(d, MAX_EXTRA)
 
 
-def lowest_value(cards: list[int], h: int, rng: random.Random) -> int:
-    """Count of the ``h`` lowest-valued cards of ``cards`` (ties broken at random)."""
-    if h >= len(cards):
-        return sum(VALUES[c] for c in cards)
-    vals = sorted(VALUES[c] for c in cards)
-    return sum(vals[:h])
-
-
 def sample_hidden_counts(
     pool: list[int], hidden: list[int], turns: list[int], selection: float, rng: random.Random
 ) -> list[int]:

@@ -13,7 +13,7 @@ from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, hand_value
 
 __all__ = [
     "RANK_MASKS", "VALUES", "cards_desc", "cards_of_mask", "completing_cards", "connected", "hand_value",
-    "hit_targets", "in_spread_with", "meld_down", "spread_ids", "value_desc", "wins_by_taking",
+    "hit_targets", "in_spread_with", "meld_down", "spread_ids", "wins_by_taking",
 ]  # fmt: skip
 
 #: Cards ordered for "highest first" decisions: by value, then rank, then suit (deterministic).
@@ -23,11 +23,6 @@ _DESC_ORDER = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)
 def cards_desc(mask: int) -> list[int]:
     """Cards of ``mask``, highest value first (ties: higher rank, then higher suit)."""
     return [c for c in _DESC_ORDER if mask >> c & 1]
-
-
-def value_desc(cards: list[int]) -> list[int]:
-    """Sort a list of cards highest value first (same order as :func:`cards_desc`)."""
-    return sorted(cards, key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
 
 
 def spread_ids(hand: int, table: ActionTable) -> list[int]:

@@ -64,7 +64,7 @@ from .hand import (
 
 __all__ = [
     "ExpertAgent", "GreedyAgent", "best_spread", "feed_penalty", "hand_score", "highest_hit",
-    "last_discards", "loose_discard", "plan_score", "potential",
+    "loose_discard", "plan_score", "potential",
 ]  # fmt: skip
 
 
@@ -137,19 +137,6 @@ class GreedyAgent(Agent):
 #: Count-equivalent of ending the hand by tonking out / running out in the plan evaluation.
 TONK_BONUS = 40.0
 RUN_BONUS = 25.0
-
-
-def last_discards(info: SeatInfo) -> list[int]:
-    """Per seat, the card it discarded on its latest turn (-1 if it has not discarded yet)."""
-    out = [-1] * info.n
-    todo = info.n
-    for seat, a in reversed(info.history):
-        if out[seat] < 0 and DISCARD <= a < HIT_BOOK:
-            out[seat] = a - DISCARD
-            todo -= 1
-            if not todo:
-                break
-    return out
 
 
 class _Context:

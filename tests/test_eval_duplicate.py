@@ -24,7 +24,6 @@ from eval.report import format_table, to_json
 from tonk_cli.main import main
 from tonk_env.engine import RESULT_KINDS
 
-
 # --- seatings ----------------------------------------------------------------------------------
 
 
@@ -71,7 +70,8 @@ def test_mean_ci_matches_the_textbook_formula() -> None:
     xs = [1.0, 2.0, 3.0, 4.0]
     mean, (lo, hi) = mean_ci(xs)
     half = 3.182 * statistics.stdev(xs) / 2
-    assert mean == 2.5 and lo == pytest.approx(2.5 - half, abs=1e-3) and hi == pytest.approx(2.5 + half, abs=1e-3)
+    assert mean == 2.5
+    assert lo == pytest.approx(2.5 - half, abs=1e-3) and hi == pytest.approx(2.5 + half, abs=1e-3)
     m1, ci1 = mean_ci([0.5])
     assert m1 == 0.5 and all(math.isnan(x) for x in ci1)
     assert mean_ci([2.0] * 10) == (2.0, (2.0, 2.0))
@@ -112,7 +112,8 @@ def test_every_deal_is_replayed_in_every_seating(monkeypatch: pytest.MonkeyPatch
     from tonk_env.engine import new_game
 
     monkeypatch.setattr(registry, "_AGENTS", dict(registry._AGENTS))
-    registry.register_agent("test", "rec", _Recorder, "records deals", (registry.Param("tag", str, "", "a tag"),))
+    tag = registry.Param("tag", str, "", "a tag")
+    registry.register_agent("test", "rec", _Recorder, "records deals", (tag,))
     _Recorder.log = []
     evaluate(["test:rec?tag=a", "test:rec?tag=b"], hands=6, seed=11, workers=1)
     for g in range(3):
