@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "eval",
         help="duplicate evaluation of agents (mean stakes per hand with a 95%% CI)",
         description="Play the same deals with the agents rotated through every seating and report "
-        "mean stakes per hand (95%% CI over deals), win rate and how hands ended. "
+        "mean stakes per hand (95% CI over deals), win rate and how hands ended. "
         "Without OPPONENT the agent plays `random`.",
     )
     e.add_argument("agent", metavar="AGENT", help="agent spec, e.g. heuristic:expert (see `tonk agents`)")
