@@ -136,8 +136,12 @@ def cards_of_mask(mask: int) -> list[int]:
     return out
 
 
-def meld_down(hand: int, table: ActionTable, spreads: tuple[tuple[int, int, int, int, int, int], ...] = (),
-              ace_high: bool = False) -> int:
+def meld_down(
+    hand: int,
+    table: ActionTable,
+    spreads: tuple[tuple[int, int, int, int, int, int], ...] = (),
+    ace_high: bool = False,
+) -> int:
     """The cards left after laying spreads (biggest count first) and hitting every card that fits.
 
     ``spreads`` are the table's spreads (``SeatInfo.spreads`` tuples); spreads
@@ -148,8 +152,14 @@ def meld_down(hand: int, table: ActionTable, spreads: tuple[tuple[int, int, int,
     while True:
         ids = spread_ids(h, table)
         if ids:
-            best = max(ids, key=lambda a: (hand_value(table.spreads[a - SPREAD].mask),
-                                           table.spreads[a - SPREAD].mask.bit_count(), -a))
+            best = max(
+                ids,
+                key=lambda a: (
+                    hand_value(table.spreads[a - SPREAD].mask),
+                    table.spreads[a - SPREAD].mask.bit_count(),
+                    -a,
+                ),
+            )
             sh = table.spreads[best - SPREAD]
             h &= ~sh.mask
             table_spreads.append((-1, sh.mask, sh.kind, sh.key, sh.lo, sh.hi))
@@ -172,8 +182,13 @@ def meld_down(hand: int, table: ActionTable, spreads: tuple[tuple[int, int, int,
                 break
 
 
-def wins_by_taking(hand: int, top: int, table: ActionTable,
-                   spreads: tuple[tuple[int, int, int, int, int, int], ...], ace_high: bool = False) -> int:
+def wins_by_taking(
+    hand: int,
+    top: int,
+    table: ActionTable,
+    spreads: tuple[tuple[int, int, int, int, int, int], ...],
+    ace_high: bool = False,
+) -> int:
     """2 if taking ``top`` lets the hand tonk out now, 1 if it can run out (one card left), else 0."""
     if not in_spread_with(top, hand, table) and not hit_targets(spreads, ace_high) >> top & 1:
         return 0

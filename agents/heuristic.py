@@ -255,8 +255,15 @@ class ExpertAgent(Agent):
       plus a penalty for feeding the next player.
     """
 
-    def __init__(self, seed: int | None = None, drop_margin: float = 0.1, samples: int = 96,
-                 selection: float = 0.6, horizon: float = 4.0, feed: float = 1.0) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        drop_margin: float = 0.1,
+        samples: int = 96,
+        selection: float = 0.6,
+        horizon: float = 4.0,
+        feed: float = 1.0,
+    ) -> None:
         super().__init__(seed)
         self.feed = feed
         self.drop_margin = drop_margin
@@ -313,8 +320,9 @@ class ExpertAgent(Agent):
 
     def start(self, info: SeatInfo) -> int:
         """Take the discard when it wins at once; else drop, take or draw."""
-        if TAKE in info.legal and wins_by_taking(info.hand, info.pile[-1], info.table, info.spreads,
-                                                 info.rules.ace_high):
+        if TAKE in info.legal and wins_by_taking(
+            info.hand, info.pile[-1], info.table, info.spreads, info.rules.ace_high
+        ):
             return TAKE
         if DROP in info.legal and self.drop_value(info) > self.drop_margin:
             return DROP

@@ -96,7 +96,9 @@ class MLPPolicy:
         """Check that this network fits the table it is seated at."""
         expected = self.meta.get("num_players")
         if expected is not None and expected != num_players:
-            raise ValueError(f"{self.name}: trained for {expected} players, seated at a {num_players}-player table")
+            raise ValueError(
+                f"{self.name}: trained for {expected} players, seated at a {num_players}-player table"
+            )
         want = self.meta.get("rules_hash")
         if want is not None and rules is not None and getattr(rules, "hash", want) != want:
             raise ValueError(
@@ -120,7 +122,9 @@ class MLPPolicy:
         """Save weights and metadata to ``.npz`` (no pickled code)."""
         import json
 
-        np.savez(path, **self.weights(), meta=np.array(json.dumps({**self.meta, "activation": self.activation})))
+        np.savez(
+            path, **self.weights(), meta=np.array(json.dumps({**self.meta, "activation": self.activation}))
+        )
 
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
@@ -146,7 +150,12 @@ def layers_from_state_dict(state: Mapping[str, Any]) -> list[tuple[np.ndarray, n
     layers = []
     i = 0
     while f"mlp_extractor.policy_net.{i}.weight" in state:
-        layers.append((_np(state[f"mlp_extractor.policy_net.{i}.weight"]), _np(state[f"mlp_extractor.policy_net.{i}.bias"])))
+        layers.append(
+            (
+                _np(state[f"mlp_extractor.policy_net.{i}.weight"]),
+                _np(state[f"mlp_extractor.policy_net.{i}.bias"]),
+            )
+        )
         i += 2
     if "action_net.weight" not in state:
         raise ValueError("not an actor-critic policy: no action_net in its weights")

@@ -371,26 +371,55 @@ register_agent(
     "determinized Monte Carlo: samples worlds consistent with its view and what the opponents did, "
     "plays each candidate out on the engine; the strongest non-learned agent",
     (
-        Param("budget", int, 300, "sampled worlds per searched decision (each candidate played in each)",
-              0, 100000),
+        Param(
+            "budget",
+            int,
+            300,
+            "sampled worlds per searched decision (each candidate played in each)",
+            0,
+            100000,
+        ),
         Param("drop_samples", int, 400, "sampled worlds to value a drop (no rollout needed)", 8, 100000),
         Param("candidates", int, 1, "discards searched in the play phase (the expert's best k)", 1, 10),
-        Param("takes", str, "some", "start-of-turn takes searched: all, or promising ones",
-              choices=("all", "some")),
+        Param(
+            "takes",
+            str,
+            "some",
+            "start-of-turn takes searched: all, or promising ones",
+            choices=("all", "some"),
+        ),
         Param("selection", float, 0.5, "opponent model: how strongly players keep their lowest cards", 0, 3),
         Param("doubt", float, 0.1, "weight of a world where an opponent would have dropped last turn", 0, 1),
-        Param("caution", float, 0.3, "weight of a world where an opponent keeps a loose card above its "
-              "last discard", 0, 1),
-        Param("opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn",
-              -2, 4),
+        Param(
+            "caution",
+            float,
+            0.3,
+            "weight of a world where an opponent keeps a loose card above its last discard",
+            0,
+            1,
+        ),
+        Param(
+            "opp_margin", float, 0.1, "drop margin assumed for opponents when reading their last turn", -2, 4
+        ),
         Param("drop_margin", float, 0.1, "the rollout policy's drop margin", -2, 4),
-        Param("self_margin", float, None, "the rollout policy's drop margin for the searcher's own seat "
-              "(default: drop_margin)", -2, 4),
+        Param(
+            "self_margin",
+            float,
+            None,
+            "the rollout policy's drop margin for the searcher's own seat (default: drop_margin)",
+            -2,
+            4,
+        ),
         Param("bias", float, 0.0, "added to the searched value of dropping", -2, 2),
         Param("hopeless", float, -0.5, "drops valued at or below this are not searched", -3, 3),
         Param("sure", float, 0.95, "drops valued at or above this are played without search", -3, 3),
-        Param("discard", str, "expert", "discard rule when discards are not searched",
-              choices=("expert", "fast")),
+        Param(
+            "discard",
+            str,
+            "expert",
+            "discard rule when discards are not searched",
+            choices=("expert", "fast"),
+        ),
     ),
 )
 

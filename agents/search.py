@@ -60,8 +60,9 @@ class FastParams:
 
     __slots__ = ("margin", "selection", "table", "seat", "seat_margin")
 
-    def __init__(self, margin: float = 0.1, selection: float = 0.6, seat: int = -1,
-                 seat_margin: float | None = None) -> None:
+    def __init__(
+        self, margin: float = 0.1, selection: float = 0.6, seat: int = -1, seat_margin: float | None = None
+    ) -> None:
         self.margin = margin
         self.selection = selection
         self.table = above_table()
@@ -149,12 +150,8 @@ def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:
 
 #: Per card: the other cards of its rank, its suit neighbours one rank away, and two ranks away.
 _PAIR = tuple(RANK_MASKS[c % 13] & ~(1 << c) for c in range(52))
-_ADJ = tuple(
-    sum(1 << (c - c % 13 + r) for r in (c % 13 - 1, c % 13 + 1) if 0 <= r <= 12) for c in range(52)
-)
-_GAP = tuple(
-    sum(1 << (c - c % 13 + r) for r in (c % 13 - 2, c % 13 + 2) if 0 <= r <= 12) for c in range(52)
-)
+_ADJ = tuple(sum(1 << (c - c % 13 + r) for r in (c % 13 - 1, c % 13 + 1) if 0 <= r <= 12) for c in range(52))
+_GAP = tuple(sum(1 << (c - c % 13 + r) for r in (c % 13 - 2, c % 13 + 2) if 0 <= r <= 12) for c in range(52))
 #: Chance weights of completing a pair, a two-card run and a gapped run within a few draws.
 K_PAIR = 0.19
 K_ADJ = 0.19
@@ -286,11 +283,24 @@ class FastAgent(Agent):
 class SearchAgent(Agent):
     """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
 
-    def __init__(self, seed: int | None = None, budget: int = 300, candidates: int = 1,
-                 drop_margin: float = 0.1, selection: float = 0.5, bias: float = 0.0,
-                 drop_samples: int = 400, hopeless: float = -0.5, sure: float = 0.95,
-                 doubt: float = 0.1, opp_margin: float = 0.1, takes: str = "some",
-                 caution: float = 0.3, discard: str = "expert", self_margin: float | None = None) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        budget: int = 300,
+        candidates: int = 1,
+        drop_margin: float = 0.1,
+        selection: float = 0.5,
+        bias: float = 0.0,
+        drop_samples: int = 400,
+        hopeless: float = -0.5,
+        sure: float = 0.95,
+        doubt: float = 0.1,
+        opp_margin: float = 0.1,
+        takes: str = "some",
+        caution: float = 0.3,
+        discard: str = "expert",
+        self_margin: float | None = None,
+    ) -> None:
         super().__init__(seed)
         from .heuristic import ExpertAgent
 
@@ -327,8 +337,9 @@ class SearchAgent(Agent):
             return deals, [1.0] * len(deals)
         turns = turns_adding_all(info.history, info.n)
         weights = [
-            world_weight(hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng,
-                         self.caution)
+            world_weight(
+                hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng, self.caution
+            )
             for hands, _ in deals
         ]
         return deals, weights
@@ -390,8 +401,14 @@ class SearchAgent(Agent):
         values = self.evaluate(info, cands, worlds[: self.budget], weights[: self.budget], known)
         return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
 
-    def evaluate(self, info: SeatInfo, cands: list[int], worlds: list[tuple[list[int], list[int]]],
-                 weights: list[float], known: dict[int, float] | None = None) -> list[float]:
+    def evaluate(
+        self,
+        info: SeatInfo,
+        cands: list[int],
+        worlds: list[tuple[list[int], list[int]]],
+        weights: list[float],
+        known: dict[int, float] | None = None,
+    ) -> list[float]:
         """Weighted mean payoff of each candidate over the worlds (the same worlds for all).
 
         ``known`` gives values already estimated (the drop's, from more worlds).

@@ -216,8 +216,12 @@ class EvalResult:
 # --- playing ------------------------------------------------------------------------------------
 
 
-def play_hand(state: GameState, seats: Sequence[Any], think: list[float] | None = None,
-              owners: Sequence[int] | None = None) -> GameState:
+def play_hand(
+    state: GameState,
+    seats: Sequence[Any],
+    think: list[float] | None = None,
+    owners: Sequence[int] | None = None,
+) -> GameState:
     """Play ``state`` to the end in place, ``seats[s]`` deciding for seat ``s``; return it."""
     from agents.base import LazyObs
 

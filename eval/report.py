@@ -48,8 +48,7 @@ def format_table(res: EvalResult) -> str:
         )
     lines.append("")
     lines.append(
-        "hands ended: "
-        + ", ".join(f"{_KIND_LABELS[k]} {100 * v:.1f}%" for k, v in res.ends.items() if v > 0)
+        "hands ended: " + ", ".join(f"{_KIND_LABELS[k]} {100 * v:.1f}%" for k, v in res.ends.items() if v > 0)
     )
     lines.append(f"mean hand length: {res.mean_turns:.1f} turns")
     think = ", ".join(

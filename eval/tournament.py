@@ -493,8 +493,6 @@ def run_ray(
 # --- results.jsonl ------------------------------------------------------------------------------
 
 
-
-
 def read_results(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
     """Records by key (the first of duplicate keys wins) and the number of unreadable lines skipped."""
     p = Path(path)

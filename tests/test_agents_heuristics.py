@@ -13,8 +13,14 @@ from tonk_env.engine import GameState, action_from_string, make_rules, new_game,
 from tonk_env.engine.actions import DROP, HIT_BOOK, SPREAD, TAKE
 
 
-def position(hands: list[str], upcard: str, stock: str = "", actions: tuple[str, ...] = (),
-             rules: str = "standard", **options: object) -> GameState:
+def position(
+    hands: list[str],
+    upcard: str,
+    stock: str = "",
+    actions: tuple[str, ...] = (),
+    rules: str = "standard",
+    **options: object,
+) -> GameState:
     """Deal a stacked deck (the rest shuffled from a fixed seed) and play ``actions``."""
     r = make_rules(rules, **options)
     s = new_game(r, len(hands), seed=0, deck=stack(hands, upcard, stock))
@@ -72,7 +78,9 @@ def test_greedy_discards_its_highest_loose_card() -> None:
 def hit_position() -> GameState:
     """Seat 1 owns 7H 8H 9H; seat 0 holds TH (hits the high end) and 6H (the low end)."""
     return position(
-        ["TH 6H 2S 3S KC", "7H 8H 9H QD JD"], "4C", "AC AD 8C",
+        ["TH 6H 2S 3S KC", "7H 8H 9H QD JD"],
+        "4C",
+        "AC AD 8C",
         actions=("draw", "discard AC", "draw", "spread 7H 8H 9H", "discard QD", "draw"),
     )
 
@@ -80,12 +88,20 @@ def hit_position() -> GameState:
 def catch_position() -> GameState:
     """Seat 0 holds 3S 4S (7); seat 1 holds exactly AH AS, both taken from the pile (known)."""
     return position(
-        ["AH AS 2C 2D 2H", "7C 7D 7S 9D JD"], "QC", "3S 4S",
+        ["AH AS 2C 2D 2H", "7C 7D 7S 9D JD"],
+        "QC",
+        "3S 4S",
         actions=(
-            "draw", "spread 2C 2D 2H", "discard AH",  # seat 0: AS 3S
-            "take", "spread 7C 7D 7S", "discard 9D",  # seat 1: AH JD
-            "draw", "discard AS",  # seat 0: 3S 4S
-            "take", "discard JD",  # seat 1: AH AS
+            "draw",
+            "spread 2C 2D 2H",
+            "discard AH",  # seat 0: AS 3S
+            "take",
+            "spread 7C 7D 7S",
+            "discard 9D",  # seat 1: AH JD
+            "draw",
+            "discard AS",  # seat 0: 3S 4S
+            "take",
+            "discard JD",  # seat 1: AH AS
         ),
     )
 
@@ -122,9 +138,18 @@ def test_expert_hits_an_opponents_spread_under_hit_wait() -> None:
     # expert makes the opponent wait instead of itself
     def pos(rules: str) -> GameState:
         return position(
-            ["6D 6H 6C KC 2C", "7S 8S 9S QD 3D"], "JS", "TH 4D 6S",
-            actions=("draw", "spread 6C 6D 6H", "discard KC", "draw", "spread 7S 8S 9S", "discard QD",
-                     "draw"),
+            ["6D 6H 6C KC 2C", "7S 8S 9S QD 3D"],
+            "JS",
+            "TH 4D 6S",
+            actions=(
+                "draw",
+                "spread 6C 6D 6H",
+                "discard KC",
+                "draw",
+                "spread 7S 8S 9S",
+                "discard QD",
+                "draw",
+            ),
             rules=rules,
         )
 
@@ -137,7 +162,9 @@ def test_expert_hits_an_opponents_spread_under_hit_wait() -> None:
 def test_expert_avoids_feeding_the_next_players_known_cards() -> None:
     # seat 1 took 9D from the pile; seat 0 holds loose 9C and 8H: 9C would pair the known 9D
     s = position(
-        ["9D 9C 8H AS 2D", "8S 8C JD QD KH"], "5S", "4C 3H",
+        ["9D 9C 8H AS 2D", "8S 8C JD QD KH"],
+        "5S",
+        "4C 3H",
         actions=("draw", "discard 9D", "take", "discard KH", "draw"),
     )
     info = seat_info(s, 0)
@@ -150,8 +177,10 @@ def test_expert_avoids_feeding_the_next_players_known_cards() -> None:
 
 
 @pytest.mark.parametrize("spec", AGENTS)
-@pytest.mark.parametrize("rules,players", [("standard", 2), ("hit_penalty", 3), ("seven_card", 4),
-                                           ("full_waiting", 2), ("no_upcard", 3)])
+@pytest.mark.parametrize(
+    "rules,players",
+    [("standard", 2), ("hit_penalty", 3), ("seven_card", 4), ("full_waiting", 2), ("no_upcard", 3)],
+)
 def test_agents_play_legal_actions_to_the_end(spec: str, rules: str, players: int) -> None:
     agents = [make_agent(spec, seed=i) for i in range(players)]
     for hand in range(3):
@@ -197,7 +226,9 @@ def test_agents_use_only_the_seats_view() -> None:
 def test_every_agent_takes_a_discard_that_tonks_out() -> None:
     # seat 0 is down to 4H 5H; seat 1 throws 6H: taking it spreads 4H 5H 6H and empties the hand
     s = position(
-        ["KC KD KH 4H 5H", "2C 3D 8S JC TD"], "QS", "9C 6H",
+        ["KC KD KH 4H 5H", "2C 3D 8S JC TD"],
+        "QS",
+        "9C 6H",
         actions=("draw", "spread KC KD KH", "discard 9C", "draw", "discard 6H"),
     )
     assert choose("heuristic:greedy", s) == "drop"  # count 9: greedy drops before looking at the pile

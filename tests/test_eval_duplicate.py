@@ -120,7 +120,7 @@ def test_every_deal_is_replayed_in_every_seating(monkeypatch: pytest.MonkeyPatch
         s = new_game("standard", 2, deck=deal_deck(11, g), dealer=1)
         assert s.phase == 0  # no instant win in these deals
         dealt = s.hands
-        seen = _Recorder.log[4 * g: 4 * g + 4]  # two seatings of two hands each
+        seen = _Recorder.log[4 * g : 4 * g + 4]  # two seatings of two hands each
         for tag in "ab":
             assert {(seat, hand) for t, seat, hand in seen if t == tag} == {(0, dealt[0]), (1, dealt[1])}
 
@@ -194,8 +194,22 @@ def test_bad_arguments_are_value_errors() -> None:
 
 
 def test_cli_eval_json(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["eval", "heuristic:greedy?drop_at=12", "random", "--hands", "20", "--seed", "3", "--json",
-               "--rules", "hit_penalty", "--set", "max_turns=50"])
+    rc = main(
+        [
+            "eval",
+            "heuristic:greedy?drop_at=12",
+            "random",
+            "--hands",
+            "20",
+            "--seed",
+            "3",
+            "--json",
+            "--rules",
+            "hit_penalty",
+            "--set",
+            "max_turns=50",
+        ]
+    )
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     assert [a["spec"] for a in d["agents"]] == ["heuristic:greedy?drop_at=12", "random"]

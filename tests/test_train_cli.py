@@ -11,9 +11,19 @@ import pytest
 from tonk_cli.main import main
 
 TINY = [
-    "total_steps=512", "n_envs=2", "ppo.n_steps=128", "ppo.batch_size=128", "ppo.n_epochs=1",
-    "net.pi=[16]", "net.vf=[16]", "checkpoint_every=256", "pool.refresh_every=128",
-    "pool.snapshot_every=256", "eval.every=256", "eval.hands=8", "eval.opponents=[random]",
+    "total_steps=512",
+    "n_envs=2",
+    "ppo.n_steps=128",
+    "ppo.batch_size=128",
+    "ppo.n_epochs=1",
+    "net.pi=[16]",
+    "net.vf=[16]",
+    "checkpoint_every=256",
+    "pool.refresh_every=128",
+    "pool.snapshot_every=256",
+    "eval.every=256",
+    "eval.hands=8",
+    "eval.opponents=[random]",
 ]
 
 
@@ -27,8 +37,15 @@ def _run(tmp_path: Path, *extra: str) -> Path:
 def test_train_writes_run_folder_and_resumes(tmp_path: Path) -> None:
     run = _run(tmp_path)
     assert run.name.startswith("quick__1__")
-    for name in ("config.yaml", "run.json", "metrics.jsonl", "best.zip", "best.json", "summary.json",
-                 "learning_curve.png"):
+    for name in (
+        "config.yaml",
+        "run.json",
+        "metrics.jsonl",
+        "best.zip",
+        "best.json",
+        "summary.json",
+        "learning_curve.png",
+    ):
         assert (run / name).is_file(), name
     assert list((run / "tb").rglob("events.out.tfevents.*")), "no TensorBoard event file"
     ckpts = sorted((run / "checkpoints").glob("step_*.zip"))
@@ -48,8 +65,10 @@ def test_train_writes_run_folder_and_resumes(tmp_path: Path) -> None:
     assert rc == 0
     summary = json.loads((run / "summary.json").read_text())
     assert summary["steps"] >= 1024
-    assert any(r["type"] == "resume" and r["step"] == steps
-               for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()))
+    assert any(
+        r["type"] == "resume" and r["step"] == steps
+        for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())
+    )
 
     # a checkpoint is an agent wherever spec strings work
     from agents.registry import make_agent
@@ -74,7 +93,9 @@ def test_train_writes_run_folder_and_resumes(tmp_path: Path) -> None:
         (["--resume", "/nonexistent/run"], "not a training run"),
     ],
 )
-def test_bad_configs_name_the_problem(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_configs_name_the_problem(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["train", *args, "--no-progress"]) == 2
     assert message in capsys.readouterr().err
 
@@ -96,8 +117,20 @@ def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
 
 
 def test_pipeline_trains_then_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["pipeline", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "--baselines", "random",
-               "heuristic:greedy", "--hands", "8", "--no-progress"])
+    rc = main(
+        [
+            "pipeline",
+            "configs/quick.yaml",
+            *TINY,
+            f"out_dir={tmp_path}",
+            "--baselines",
+            "random",
+            "heuristic:greedy",
+            "--hands",
+            "8",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert "stakes/hand" in out and "95% CI" in out
@@ -109,8 +142,20 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
     """Learning claim: ~40k steps of quick.yaml beat random with the 95% interval above zero."""
     from eval.duplicate import evaluate
 
-    rc = main(["train", "configs/quick.yaml", "total_steps=40960", "n_envs=16", "eval.every=0", "eval.hands=8",
-               "eval.opponents=[random]", "checkpoint_every=40960", f"out_dir={tmp_path}", "--no-progress"])
+    rc = main(
+        [
+            "train",
+            "configs/quick.yaml",
+            "total_steps=40960",
+            "n_envs=16",
+            "eval.every=0",
+            "eval.hands=8",
+            "eval.opponents=[random]",
+            "checkpoint_every=40960",
+            f"out_dir={tmp_path}",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     res = evaluate([f"ppo:{run}", "random"], hands=600, players=2, rules="standard", seed=5)

@@ -56,10 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("opponents", metavar="OPPONENT", nargs="*", help="opponent specs (default: random)")
     e.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to whole deal groups")
     e.add_argument("--players", type=int, default=2, help="seats at the table (2..6)")
-    e.add_argument("--rules", default="standard", metavar="PRESET",
-                   help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)")
-    e.add_argument("--set", action="append", metavar="OPTION=VALUE",
-                   help="change one rules option (repeatable)")
+    e.add_argument(
+        "--rules",
+        default="standard",
+        metavar="PRESET",
+        help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)",
+    )
+    e.add_argument(
+        "--set", action="append", metavar="OPTION=VALUE", help="change one rules option (repeatable)"
+    )
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
     e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -20,10 +20,19 @@ def _rules_from_args(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _add_rules_args(p: argparse.ArgumentParser, flag: str = "--rules") -> None:
-    p.add_argument(flag, dest="rules", default="standard", metavar="PRESET",
-                   help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)")
-    p.add_argument("--set", action="append", metavar="OPTION=VALUE",
-                   help="change one rules option (repeatable), e.g. --set hit_wait=1")
+    p.add_argument(
+        flag,
+        dest="rules",
+        default="standard",
+        metavar="PRESET",
+        help="rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="OPTION=VALUE",
+        help="change one rules option (repeatable), e.g. --set hit_wait=1",
+    )
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -51,11 +60,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(res))
         else:
-            print(f"engine, {args.players} players, rules {args.rules}, "
-                  f"{'with' if args.with_obs else 'without'} observations, legal mask every decision")
-            print(f"  decisions/s: {res['decisions_per_s']:,.0f} (median of {args.trials} trials: "
-                  f"{', '.join(f'{x:,}' for x in res['decisions_per_s_trials'])})")
-            print(f"  hands/s:     {res['hands_per_s']:,.0f}  ({res['decisions_per_hand']:.1f} decisions a hand)")
+            print(
+                f"engine, {args.players} players, rules {args.rules}, "
+                f"{'with' if args.with_obs else 'without'} observations, legal mask every decision"
+            )
+            print(
+                f"  decisions/s: {res['decisions_per_s']:,.0f} (median of {args.trials} trials: "
+                f"{', '.join(f'{x:,}' for x in res['decisions_per_s_trials'])})"
+            )
+            print(
+                f"  hands/s:     {res['hands_per_s']:,.0f}  ({res['decisions_per_hand']:.1f} decisions a hand)"
+            )
         return 0
     if args.what == "env":
         from tonk_env.bench import bench_env  # type: ignore[attr-defined]
@@ -91,7 +106,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``tonk``."""
-    p = argparse.ArgumentParser(prog="tonk", description="Tonk RL: environments, agents and training for Tonk.")
+    p = argparse.ArgumentParser(
+        prog="tonk", description="Tonk RL: environments, agents and training for Tonk."
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     r = sub.add_parser("rules", help="print a resolved ruleset, its hash and the action table")

@@ -16,7 +16,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             args.config = None
         if args.config:
             raise ValueError("give either CONFIG.yaml or --resume RUN_DIR, not both")
-        run_dir = resume(args.resume, progress=not args.no_progress, overrides=parse_overrides(args.overrides))
+        run_dir = resume(
+            args.resume, progress=not args.no_progress, overrides=parse_overrides(args.overrides)
+        )
     else:
         if args.config is None:
             raise ValueError("give a config file (e.g. configs/quick.yaml) or --resume RUN_DIR")
@@ -33,16 +35,20 @@ def _print_summary(run_dir) -> None:  # noqa: ANN001
     print(f"run folder: {run_dir}")
     if summary_path.is_file():
         s = json.loads(summary_path.read_text())
-        print(f"  steps {s['steps']:,}  wall {s['wall_seconds']:.0f}s  {s['steps_per_s']:,.0f} steps/s "
-              f"({s['steps_per_s_excluding_eval']:,.0f} excluding evaluation)"
-              + (f"  stopped by {s['stopped_by']}" if s.get("stopped_by") else ""))
+        print(
+            f"  steps {s['steps']:,}  wall {s['wall_seconds']:.0f}s  {s['steps_per_s']:,.0f} steps/s "
+            f"({s['steps_per_s_excluding_eval']:,.0f} excluding evaluation)"
+            + (f"  stopped by {s['stopped_by']}" if s.get("stopped_by") else "")
+        )
     best = run_dir / "best.json"
     if best.is_file():
         b = json.loads(best.read_text())
         print(f"  best.zip: step {b['step']:,}, score {b['score']:+.3f} stakes/hand")
         for spec, r in b["results"].items():
-            print(f"    vs {spec:22s} {r['mean_stakes']:+.3f}  95% CI [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
-                  f"  win {r['win_rate']:.1%}  ({r['hands']} hands)")
+            print(
+                f"    vs {spec:22s} {r['mean_stakes']:+.3f}  95% CI [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+                f"  win {r['win_rate']:.1%}  ({r['hands']} hands)"
+            )
 
 
 def cmd_pipeline(args: argparse.Namespace) -> int:
@@ -51,8 +57,15 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
 
     from train.pipeline import format_pipeline, run_pipeline
 
-    report = run_pipeline(args.config, args.overrides, tuple(args.baselines), hands=args.hands,
-                          seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    report = run_pipeline(
+        args.config,
+        args.overrides,
+        tuple(args.baselines),
+        hands=args.hands,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+    )
     print(json.dumps(report, indent=1) if args.json else "\n" + format_pipeline(report))
     return 0
 
@@ -72,7 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("train", help="train a MaskablePPO agent from a YAML config (or resume a run)")
     p.add_argument("config", nargs="?", help="config file, e.g. configs/quick.yaml")
-    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4")
+    p.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4"
+    )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)

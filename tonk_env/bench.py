@@ -11,11 +11,11 @@ import statistics
 import time
 from typing import Any
 
+import numpy as np
+
 from .engine import legal_actions, make_rules, new_game, observation
 from .engine.rules import TonkRules
 from .engine.view import obs_layout
-
-import numpy as np
 
 
 def engine_trial(

@@ -26,7 +26,9 @@ def policy_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 class TonkCallback(BaseCallback):
     """Runs everything around ``model.learn`` for one run folder."""
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, resume_from: Path | None = None, progress: bool = True) -> None:
+    def __init__(
+        self, cfg: TrainConfig, run_dir: Path, resume_from: Path | None = None, progress: bool = True
+    ) -> None:
         super().__init__(verbose=0)
         self.cfg = cfg
         self.run_dir = run_dir
@@ -76,14 +78,20 @@ class TonkCallback(BaseCallback):
         if self.progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=cfg.total_steps, initial=step, unit="step", desc=f"train {cfg.name}",
-                            dynamic_ncols=True, smoothing=0.05)
+            self.bar = tqdm(
+                total=cfg.total_steps,
+                initial=step,
+                unit="step",
+                desc=f"train {cfg.name}",
+                dynamic_ncols=True,
+                smoothing=0.05,
+            )
 
     def _on_step(self) -> bool:
         step = self.num_timesteps
         infos = self.locals.get("infos", ())
         dones = self.locals.get("dones", ())
-        for done, info in zip(dones, infos):
+        for done, info in zip(dones, infos, strict=True):
             if done and "result_kind" in info:
                 self.kinds[info["result_kind"]] += 1
                 seat = info.get("learner_seat")
@@ -147,8 +155,9 @@ class TonkCallback(BaseCallback):
             MLPPolicy(self.latest, activation=act).save_npz(folder / "latest.npz")
         for step, layers in self.snapshots:
             MLPPolicy(layers, activation=act).save_npz(folder / f"snapshot_{step}.npz")
-        (folder / "pool.json").write_text(json.dumps(
-            {"latest": self.latest is not None, "snapshots": [s for s, _ in self.snapshots]}))
+        (folder / "pool.json").write_text(
+            json.dumps({"latest": self.latest is not None, "snapshots": [s for s, _ in self.snapshots]})
+        )
 
     def _load_pool(self, folder: Path) -> None:
         meta_path = folder / "pool.json"
@@ -171,7 +180,9 @@ class TonkCallback(BaseCallback):
         path = save_run_checkpoint(self.cfg, self.model, self.run_dir)
         self._save_pool(path.with_suffix(""))
         self.last_ckpt_step = self.num_timesteps
-        self._log_event({"type": "checkpoint", "step": self.num_timesteps, "path": str(path.relative_to(self.run_dir))})
+        self._log_event(
+            {"type": "checkpoint", "step": self.num_timesteps, "path": str(path.relative_to(self.run_dir))}
+        )
         return path
 
     def evaluate(self) -> dict[str, Any]:
@@ -194,7 +205,9 @@ class TonkCallback(BaseCallback):
 
             self.best_score = score
             save_run_checkpoint(self.cfg, self.model, self.run_dir, path=self.run_dir / "best.zip")
-            (self.run_dir / "best.json").write_text(json.dumps({"step": step, "score": score, "results": results}, indent=1))
+            (self.run_dir / "best.json").write_text(
+                json.dumps({"step": step, "score": score, "results": results}, indent=1)
+            )
         self.logger.dump(step)
         from .plots import plot_learning_curve
 

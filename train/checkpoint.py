@@ -27,7 +27,9 @@ META_NAME = "tonk_meta.json"
 FORMAT = "tonk-ppo-checkpoint/1"
 
 
-def checkpoint_meta(rules: TonkRules, num_players: int, activation: str, step: int, config_name: str) -> dict[str, Any]:
+def checkpoint_meta(
+    rules: TonkRules, num_players: int, activation: str, step: int, config_name: str
+) -> dict[str, Any]:
     """The metadata stored in every checkpoint."""
     return {
         "format": FORMAT,
@@ -116,8 +118,14 @@ def load_policy(path: str | Path, deterministic: bool = True, seed: int | None =
         layers = layers_from_state_dict(state)
     except Exception as e:  # noqa: BLE001 - any failure here means a broken file
         raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
-    pol = MLPPolicy(layers, activation=meta.get("activation", "tanh"), deterministic=deterministic,
-                    seed=seed, name=f"ppo:{path}", meta=meta)
+    pol = MLPPolicy(
+        layers,
+        activation=meta.get("activation", "tanh"),
+        deterministic=deterministic,
+        seed=seed,
+        name=f"ppo:{path}",
+        meta=meta,
+    )
     if pol.obs_size != meta["obs_size"] or pol.num_actions != meta["num_actions"]:
         raise ValueError(f"{p}: network shape {pol.obs_size}->{pol.num_actions} does not match its metadata")
     return pol

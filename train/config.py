@@ -204,7 +204,9 @@ def _build(cls: type, data: Any, prefix: str = "") -> Any:
     for key, value in data.items():
         path = f"{prefix}.{key}" if prefix else str(key)
         if key not in names:
-            raise ValueError(f"unknown config key {path!r}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}")
+            raise ValueError(
+                f"unknown config key {path!r}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}"
+            )
         kwargs[key] = _check_type(path, value, hints[key])
     obj = cls(**kwargs)
     return obj
@@ -222,9 +224,20 @@ def _validate(cfg: TrainConfig) -> None:
         bad("vec_env", cfg.vec_env, "dummy or subproc")
     if cfg.net.activation not in ("tanh", "relu"):
         bad("net.activation", cfg.net.activation, "tanh or relu")
-    for key in ("total_steps", "n_envs", "checkpoint_every", "ppo.n_steps", "ppo.batch_size", "ppo.n_epochs",
-                "pool.window", "pool.snapshot_every", "pool.refresh_every", "eval.hands", "eval.workers",
-                "torch_threads"):
+    for key in (
+        "total_steps",
+        "n_envs",
+        "checkpoint_every",
+        "ppo.n_steps",
+        "ppo.batch_size",
+        "ppo.n_epochs",
+        "pool.window",
+        "pool.snapshot_every",
+        "pool.refresh_every",
+        "eval.hands",
+        "eval.workers",
+        "torch_threads",
+    ):
         obj: Any = cfg
         for part in key.split("."):
             obj = getattr(obj, part)
@@ -233,7 +246,9 @@ def _validate(cfg: TrainConfig) -> None:
     if cfg.eval.every < 0:
         bad("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
-        bad("ppo.batch_size", cfg.ppo.batch_size, f"at most n_steps * n_envs = {cfg.ppo.n_steps * cfg.n_envs}")
+        bad(
+            "ppo.batch_size", cfg.ppo.batch_size, f"at most n_steps * n_envs = {cfg.ppo.n_steps * cfg.n_envs}"
+        )
     weights = [cfg.pool.latest, cfg.pool.snapshots, *cfg.pool.baselines.values()]
     if any(w < 0 for w in weights) or sum(weights) <= 0:
         bad("pool", weights, "non-negative weights with a positive sum")

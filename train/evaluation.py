@@ -15,17 +15,27 @@ from tonk_env.engine import make_rules
 from .config import TrainConfig
 
 
-def evaluate_layers(layers: list[tuple[np.ndarray, np.ndarray]], cfg: TrainConfig, seed: int) -> dict[str, dict[str, Any]]:
+def evaluate_layers(
+    layers: list[tuple[np.ndarray, np.ndarray]], cfg: TrainConfig, seed: int
+) -> dict[str, dict[str, Any]]:
     """Mean stakes (95% CI), win rate and hands of the policy against each ``cfg.eval.opponents``."""
     rules = make_rules(cfg.rules, **cfg.rule_options)
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="tonk-eval-") as tmp:
         path = Path(tmp) / "policy.npz"
-        MLPPolicy(layers, activation=cfg.net.activation,
-                  meta={"num_players": cfg.players, "rules_hash": rules.hash}).save_npz(path)
+        MLPPolicy(
+            layers, activation=cfg.net.activation, meta={"num_players": cfg.players, "rules_hash": rules.hash}
+        ).save_npz(path)
         for spec in cfg.eval.opponents:
-            res = evaluate([f"npz:{path}", spec], hands=cfg.eval.hands, players=cfg.players, rules=rules,
-                           seed=seed, workers=cfg.eval.workers, rules_name=cfg.rules)
+            res = evaluate(
+                [f"npz:{path}", spec],
+                hands=cfg.eval.hands,
+                players=cfg.players,
+                rules=rules,
+                seed=seed,
+                workers=cfg.eval.workers,
+                rules_name=cfg.rules,
+            )
             me = res.agents[0]
             out[spec] = {
                 "mean_stakes": me.mean_stakes,

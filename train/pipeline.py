@@ -28,11 +28,26 @@ def run_pipeline(
     spec = f"ppo:{run_dir / 'best.zip'}"
     rows = []
     for opp in baselines:
-        res = evaluate([spec, opp], hands=hands, players=cfg.players,
-                       rules=_rules(cfg), seed=seed, workers=workers, progress=progress, rules_name=cfg.rules)
+        res = evaluate(
+            [spec, opp],
+            hands=hands,
+            players=cfg.players,
+            rules=_rules(cfg),
+            seed=seed,
+            workers=workers,
+            progress=progress,
+            rules_name=cfg.rules,
+        )
         me = res.agents[0]
-        rows.append({"opponent": opp, "mean_stakes": me.mean_stakes, "ci95": list(me.ci95),
-                     "win_rate": me.win_rate, "hands": me.hands})
+        rows.append(
+            {
+                "opponent": opp,
+                "mean_stakes": me.mean_stakes,
+                "ci95": list(me.ci95),
+                "win_rate": me.win_rate,
+                "hands": me.hands,
+            }
+        )
     return {"run_dir": str(run_dir), "agent": spec, "results": rows}
 
 
@@ -51,6 +66,8 @@ def format_pipeline(report: dict[str, Any]) -> str:
     for r in report["results"]:
         lo, hi = r["ci95"]
         verdict = "beats" if lo > 0 else ("loses to" if hi < 0 else "level with")
-        lines.append(f"{r['opponent']:22s} {r['mean_stakes']:+11.3f}  [{lo:+.3f}, {hi:+.3f}]  "
-                     f"{r['win_rate']:8.1%}  {r['hands']:6d}   {verdict}")
+        lines.append(
+            f"{r['opponent']:22s} {r['mean_stakes']:+11.3f}  [{lo:+.3f}, {hi:+.3f}]  "
+            f"{r['win_rate']:8.1%}  {r['hands']:6d}   {verdict}"
+        )
     return "\n".join(lines)

@@ -17,8 +17,6 @@ pushes new weights to all of them with ``env_method("update_pool", ...)``.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -54,8 +52,11 @@ class OpponentPool:
 
     def _frozen(self, layers: Layers, activation: str, name: str) -> MLPPolicy:
         return MLPPolicy(
-            layers, activation=activation, deterministic=not self.cfg.sample_opponents,
-            seed=self.seed + 7 + len(self.snapshots), name=name,
+            layers,
+            activation=activation,
+            deterministic=not self.cfg.sample_opponents,
+            seed=self.seed + 7 + len(self.snapshots),
+            name=name,
         )
 
     def set_latest(self, layers: Layers, activation: str) -> None:
@@ -105,34 +106,6 @@ class OpponentPool:
 
     __call__ = sample
 
-    # -- persistence (for resume) -------------------------------------------------
-    def save(self, folder: Path) -> None:
-        """Write the frozen policies to ``folder`` as ``.npz`` plus ``pool.json``."""
-        folder.mkdir(parents=True, exist_ok=True)
-        entries = []
-        if self.latest is not None:
-            self.latest.save_npz(folder / "latest.npz")
-        for step, pol in zip(self.snapshot_steps, self.snapshots):
-            pol.save_npz(folder / f"snapshot_{step}.npz")
-            entries.append(step)
-        (folder / "pool.json").write_text(
-            json.dumps({"latest": self.latest is not None, "snapshots": entries,
-                        "activation": self.latest.activation if self.latest else None}, indent=1)
-        )
-
-    def load(self, folder: Path) -> None:
-        """Restore the frozen policies written by :meth:`save`."""
-        meta_path = folder / "pool.json"
-        if not meta_path.is_file():
-            raise ValueError(f"{folder}: no pool.json; cannot restore the opponent pool")
-        meta = json.loads(meta_path.read_text())
-        act = meta.get("activation") or "tanh"
-        if meta.get("latest"):
-            self.set_latest(MLPPolicy.load_npz(folder / "latest.npz").layers_for_export(), act)
-        self.snapshots, self.snapshot_steps = [], []
-        for step in meta.get("snapshots", []):
-            self.add_snapshot(MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export(), act, step)
-
 
 class _Uniform:
     """Fallback opponent before the first frozen copy exists: uniform over the mask."""
@@ -152,8 +125,13 @@ class PoolWrapper(gym.Wrapper):
         super().__init__(env)
         self.pool = pool
 
-    def update_pool(self, latest: Layers | None = None, snapshot: Layers | None = None,
-                    activation: str = "tanh", step: int = 0) -> None:
+    def update_pool(
+        self,
+        latest: Layers | None = None,
+        snapshot: Layers | None = None,
+        activation: str = "tanh",
+        step: int = 0,
+    ) -> None:
         """Set the latest frozen copy and/or add a snapshot."""
         if latest is not None:
             self.pool.set_latest(latest, activation)

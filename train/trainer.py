@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from .config import TrainConfig, config_from_dict
 from .checkpoint import checkpoint_meta, latest_checkpoint, save_checkpoint
+from .config import TrainConfig, config_from_dict
 
 
 def make_run_dir(cfg: TrainConfig) -> Path:
@@ -204,8 +204,9 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
         if resume_from is None:
             model = build_model(cfg, vec, run_dir)
         else:
-            model = MaskablePPO.load(resume_from, env=vec, device=cfg.device,
-                                     tensorboard_log=str(run_dir / "tb"))
+            model = MaskablePPO.load(
+                resume_from, env=vec, device=cfg.device, tensorboard_log=str(run_dir / "tb")
+            )
         cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress)
         remaining = cfg.total_steps - model.num_timesteps
         stop = {"signal": None}
@@ -217,8 +218,13 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
         old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             if remaining > 0:
-                model.learn(total_timesteps=remaining, callback=cb, reset_num_timesteps=False,
-                            tb_log_name="ppo", progress_bar=False)
+                model.learn(
+                    total_timesteps=remaining,
+                    callback=cb,
+                    reset_num_timesteps=False,
+                    tb_log_name="ppo",
+                    progress_bar=False,
+                )
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
@@ -233,5 +239,7 @@ def save_run_checkpoint(cfg: TrainConfig, model: Any, run_dir: Path, path: Path 
     from tonk_env.engine import make_rules
 
     step = int(model.num_timesteps)
-    meta = checkpoint_meta(make_rules(cfg.rules, **cfg.rule_options), cfg.players, cfg.net.activation, step, cfg.name)
+    meta = checkpoint_meta(
+        make_rules(cfg.rules, **cfg.rule_options), cfg.players, cfg.net.activation, step, cfg.name
+    )
     return save_checkpoint(model, path or run_dir / "checkpoints" / f"step_{step}.zip", meta)

@@ -30,7 +30,7 @@ accepted when the card has a single legal hit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from .cards import SUIT_RANKS, card_to_string
 
@@ -185,7 +185,7 @@ class ActionTable:
         ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def action_table(ace_high: bool = False) -> ActionTable:
     """The (cached) action table for a ruleset's ``ace_high`` option."""
     return ActionTable(bool(ace_high))

@@ -42,15 +42,21 @@ SUIT_RANKS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 #: Masks of all cards of one rank (index = rank), for shifting masks by a rank.
-RANK_MASKS: tuple[int, ...] = tuple(
-    sum(1 << (s * 13 + r) for s in range(4)) for r in range(13)
-)
+RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (s * 13 + r) for s in range(4)) for r in range(13))
 
 _SUIT_ALIASES = {
-    "C": 0, "♣": 0, "♧": 0,
-    "D": 1, "♦": 1, "♢": 1,
-    "H": 2, "♥": 2, "♡": 2,
-    "S": 3, "♠": 3, "♤": 3,
+    "C": 0,
+    "♣": 0,
+    "♧": 0,
+    "D": 1,
+    "♦": 1,
+    "♢": 1,
+    "H": 2,
+    "♥": 2,
+    "♡": 2,
+    "S": 3,
+    "♠": 3,
+    "♤": 3,
 }
 _RANK_ALIASES = {ch: i for i, ch in enumerate(RANKS)} | {"10": 9}
 
@@ -64,9 +70,7 @@ def parse_card(text: str) -> int:
     """Parse a card string such as ``"4S"``, ``"10h"`` or ``"Q♠"``."""
     t = text.strip().upper()
     if len(t) < 2 or t[:-1] not in _RANK_ALIASES or t[-1] not in _SUIT_ALIASES:
-        raise ValueError(
-            f"not a card: {text!r} (expected rank A 2-9 T J Q K or 10, then suit C D H S)"
-        )
+        raise ValueError(f"not a card: {text!r} (expected rank A 2-9 T J Q K or 10, then suit C D H S)")
     return _SUIT_ALIASES[t[-1]] * 13 + _RANK_ALIASES[t[:-1]]
 
 

@@ -137,7 +137,9 @@ def sample_state(info: SeatInfo, rng: random.Random) -> GameState:
         hands[o] = h
     stock = unseen[k:]
     if len(stock) != info.stock_size:
-        raise AssertionError(f"determinization mismatch: {len(stock)} cards left for a stock of {info.stock_size}")
+        raise AssertionError(
+            f"determinization mismatch: {len(stock)} cards left for a stock of {info.stock_size}"
+        )
     s = GameState.__new__(GameState)
     s.rules = info.rules
     s.table = info.table

@@ -86,9 +86,7 @@ class TonkRules:
 
     def __post_init__(self) -> None:
         _validate(self)
-        digest = hashlib.sha256(
-            json.dumps(self.to_dict(), sort_keys=True).encode()
-        ).hexdigest()[:12]
+        digest = hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
         object.__setattr__(self, "_hash", digest)
 
     @property
@@ -116,9 +114,7 @@ class TonkRules:
         """Return a copy with some options changed; unknown names are errors."""
         for name in options:
             if name not in OPTION_NAMES:
-                raise ValueError(
-                    f"unknown rules option {name!r}; known options: {', '.join(OPTION_NAMES)}"
-                )
+                raise ValueError(f"unknown rules option {name!r}; known options: {', '.join(OPTION_NAMES)}")
         return dataclasses.replace(self, **options)
 
     def check_players(self, num_players: int) -> None:
@@ -135,9 +131,7 @@ class TonkRules:
             )
 
 
-OPTION_NAMES: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(TonkRules) if f.init
-)
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TonkRules) if f.init)
 
 
 def _is_int(v: Any) -> bool:
@@ -168,7 +162,11 @@ def _validate(r: TonkRules) -> None:
         or not all(_is_int(t) and 1 <= t <= max_count for t in totals)
         or len(set(totals)) != len(totals)
     ):
-        _fail("instant_win_totals", r.instant_win_totals, f"a list of distinct counts 1..{max_count} (empty = off)")
+        _fail(
+            "instant_win_totals",
+            r.instant_win_totals,
+            f"a list of distinct counts 1..{max_count} (empty = off)",
+        )
     low = r.instant_win_low_max
     if low is not None and not (_is_int(low) and 0 <= low <= 50):
         _fail("instant_win_low_max", low, "null (off) or an int 0..50")

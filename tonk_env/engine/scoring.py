@@ -25,9 +25,7 @@ def instant_winners(counts: Sequence[int], rules: TonkRules) -> list[int]:
     """Seats whose dealt count is an instant win (49/50, or low with the option)."""
     low = rules.instant_win_low_max
     return [
-        s
-        for s, c in enumerate(counts)
-        if c in rules.instant_win_totals or (low is not None and c <= low)
+        s for s, c in enumerate(counts) if c in rules.instant_win_totals or (low is not None and c <= low)
     ]
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from . import scoring
 from .actions import (
     BOOK,
     DISCARD,
@@ -55,7 +56,6 @@ from .actions import (
 )
 from .cards import FULL_DECK, NUM_CARDS, SUIT_BITS, hand_value, parse_cards
 from .rules import TonkRules, make_rules
-from . import scoring
 
 START = 0
 PLAY = 1
@@ -204,7 +204,9 @@ class GameState:
         )
 
 
-def shuffled_deck(seed: int | random.Random | np.random.Generator | None = None, prefix: Sequence[int] = ()) -> list[int]:
+def shuffled_deck(
+    seed: int | random.Random | np.random.Generator | None = None, prefix: Sequence[int] = ()
+) -> list[int]:
     """A deck in dealing order: ``prefix`` first, the remaining cards shuffled from ``seed``.
 
     ``seed`` is an int (used as ``random.Random(seed)``), a ``random.Random`` or a

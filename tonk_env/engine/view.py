@@ -35,13 +35,13 @@ whenever this layout changes; checkpoints record it.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
 
-from .cards import FULL_DECK, card_to_string, hand_value, mask_to_strings
 from .actions import HIT_BOOK, SPREAD
+from .cards import FULL_DECK, card_to_string, hand_value, mask_to_strings
 from .infostate import SeatInfo, seat_info
 from .state import OVER, PHASE_NAMES, GameState, Spread
 
@@ -94,7 +94,7 @@ class ObsLayout:
         return [(k, v.start, v.stop - v.start) for k, v in self.slices.items()]
 
 
-@lru_cache(maxsize=None)
+@cache
 def obs_layout(n: int) -> ObsLayout:
     """The (cached) observation layout for ``n`` players."""
     return ObsLayout(n)
@@ -188,8 +188,7 @@ def view_from_info(info: SeatInfo) -> dict[str, Any]:
         "discards": [card_to_string(c) for c in info.pile],
         "stock_size": info.stock_size,
         "spreads": [
-            {"owner": sp[0], "cards": [card_to_string(c) for c in Spread(*sp).cards()]}
-            for sp in info.spreads
+            {"owner": sp[0], "cards": [card_to_string(c) for c in Spread(*sp).cards()]} for sp in info.spreads
         ],
         "hand_sizes": list(info.hand_sizes),
         "known_cards": [mask_to_strings(k) for k in info.known],
@@ -221,8 +220,10 @@ def render(s: GameState, seat: int | None = None) -> str:
     lines = []
     if s.phase == OVER:
         assert s.result is not None
-        lines.append(f"Hand over after {s.turn} turns: {s.result.kind}"
-                     + (f" ({s.result.detail})" if s.result.detail else ""))
+        lines.append(
+            f"Hand over after {s.turn} turns: {s.result.kind}"
+            + (f" ({s.result.detail})" if s.result.detail else "")
+        )
     else:
         what = "drop, draw or take" if s.phase == 0 else "spread, hit, then discard"
         lines.append(f"Turn {s.turn + 1}: seat {s.cur} to play ({what})")
