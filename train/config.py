@@ -127,8 +127,8 @@ class TrainConfig:
     """Folder that holds run folders."""
     device: str = "cpu"
     """Torch device."""
-    torch_threads: int = 1
-    """Torch intra-op threads (1 is fastest for small nets on 2 cores)."""
+    torch_threads: int = 2
+    """Torch intra-op threads for the PPO update (measured on 2 cores: 2 threads 4,500 steps/s, 1 thread 3,300)."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO hyperparameters."""
     net: NetConfig = field(default_factory=NetConfig)
