@@ -22,6 +22,18 @@ ACTIVATIONS = {
 }
 
 
+def check_table_fit(name: str, meta: Mapping[str, Any], num_players: int, rules: Any) -> None:
+    """Raise ``ValueError`` if a network trained per ``meta`` sits at another table size or rules."""
+    expected = meta.get("num_players")
+    if expected is not None and expected != num_players:
+        raise ValueError(f"{name}: trained for {expected} players, seated at a {num_players}-player table")
+    want = meta.get("rules_hash")
+    if want is not None and rules is not None and getattr(rules, "hash", want) != want:
+        raise ValueError(
+            f"{name}: trained with rules hash {want}, but the table plays rules hash {rules.hash}"
+        )
+
+
 class MLPPolicy:
     """Masked policy over the action table from an MLP's weights.
 
@@ -94,16 +106,7 @@ class MLPPolicy:
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
         """Check that this network fits the table it is seated at."""
-        expected = self.meta.get("num_players")
-        if expected is not None and expected != num_players:
-            raise ValueError(
-                f"{self.name}: trained for {expected} players, seated at a {num_players}-player table"
-            )
-        want = self.meta.get("rules_hash")
-        if want is not None and rules is not None and getattr(rules, "hash", want) != want:
-            raise ValueError(
-                f"{self.name}: trained with rules hash {want}, but the table plays rules hash {rules.hash}"
-            )
+        check_table_fit(self.name, self.meta, num_players, rules)
 
     # -- weights as plain arrays -------------------------------------------------
     def layers_for_export(self) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -88,16 +88,9 @@ class OnnxPolicy:
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
         """Check that this network fits the table it is seated at."""
-        want_n = self.meta.get("num_players")
-        if want_n is not None and want_n != num_players:
-            raise ValueError(
-                f"onnx:{self.path}: trained for {want_n} players, seated at a {num_players}-player table"
-            )
-        want = self.meta.get("rules_hash")
-        if want is not None and rules is not None and getattr(rules, "hash", want) != want:
-            raise ValueError(
-                f"onnx:{self.path}: trained with rules hash {want}, but the table plays {rules.hash}"
-            )
+        from agents.mlp import check_table_fit
+
+        check_table_fit(f"onnx:{self.path}", self.meta, num_players, rules)
 
     def masked_logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The model's masked logits for a batch (or one row)."""
