@@ -438,5 +438,6 @@ register_kind(
 register_kind(
     "onnx",
     "frontends.onnx_agent:load_onnx_agent",
-    "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; ?deterministic=false samples",
+    "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "
+    "?deterministic=false samples",
 )

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tiny import TINY_NO_EVAL
 
 from eval.tournament import (
     TournamentConfig,
@@ -281,22 +282,6 @@ def test_sigkill_loses_only_matches_in_flight(tmp_path: Path) -> None:
 
 # --- checkpoints --------------------------------------------------------------------------------
 
-TINY = [
-    "total_steps=512",
-    "n_envs=2",
-    "ppo.n_steps=128",
-    "ppo.batch_size=128",
-    "ppo.n_epochs=1",
-    "net.pi=[16]",
-    "net.vf=[16]",
-    "checkpoint_every=256",
-    "pool.refresh_every=128",
-    "pool.snapshot_every=256",
-    "eval.every=0",
-    "eval.hands=8",
-    "eval.opponents=[random]",
-]
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -309,7 +294,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "tonk_cli.main",
             "train",
             "configs/quick.yaml",
-            *TINY,
+            *TINY_NO_EVAL,
             f"out_dir={out}",
             "--no-progress",
         ],

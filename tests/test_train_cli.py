@@ -7,24 +7,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tiny import TINY
 
 from tonk_cli.main import main
-
-TINY = [
-    "total_steps=512",
-    "n_envs=2",
-    "ppo.n_steps=128",
-    "ppo.batch_size=128",
-    "ppo.n_epochs=1",
-    "net.pi=[16]",
-    "net.vf=[16]",
-    "checkpoint_every=256",
-    "pool.refresh_every=128",
-    "pool.snapshot_every=256",
-    "eval.every=256",
-    "eval.hands=8",
-    "eval.opponents=[random]",
-]
 
 
 def _run(tmp_path: Path, *extra: str) -> Path:

@@ -69,7 +69,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 f"{', '.join(f'{x:,}' for x in res['decisions_per_s_trials'])})"
             )
             print(
-                f"  hands/s:     {res['hands_per_s']:,.0f}  ({res['decisions_per_hand']:.1f} decisions a hand)"
+                f"  hands/s:     {res['hands_per_s']:,.0f}"
+                f"  ({res['decisions_per_hand']:.1f} decisions a hand)"
             )
         return 0
     if args.what == "env":

@@ -46,7 +46,8 @@ def _print_summary(run_dir) -> None:  # noqa: ANN001
         print(f"  best.zip: step {b['step']:,}, score {b['score']:+.3f} stakes/hand")
         for spec, r in b["results"].items():
             print(
-                f"    vs {spec:22s} {r['mean_stakes']:+.3f}  95% CI [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+                f"    vs {spec:22s} {r['mean_stakes']:+.3f}"
+                f"  95% CI [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
                 f"  win {r['win_rate']:.1%}  ({r['hands']} hands)"
             )
 

@@ -98,6 +98,24 @@ class EvalConfig:
 
 
 @dataclass
+class PretrainConfig:
+    """Behaviour cloning from a teacher agent before PPO (see train/pretrain.py)."""
+
+    teacher: str = ""
+    """Agent spec of the teacher (``heuristic:fast``, ``heuristic:expert``, ...); empty = no pretraining."""
+    hands: int = 50_000
+    """Hands the teacher plays in the learner's seat to make the data."""
+    epochs: int = 6
+    """Passes over the data."""
+    batch_size: int = 1024
+    """Minibatch size."""
+    learning_rate: float = 1e-3
+    """Adam step size of the cloning fit."""
+    value: bool = True
+    """Also fit the value head to the teacher's discounted payoffs."""
+
+
+@dataclass
 class TrainConfig:
     """One training run."""
 
@@ -128,7 +146,7 @@ class TrainConfig:
     device: str = "cpu"
     """Torch device."""
     torch_threads: int = 2
-    """Torch intra-op threads for the PPO update (measured on 2 cores: 2 threads 4,500 steps/s, 1 thread 3,300)."""
+    """Torch intra-op threads for the PPO update (2 cores: 2 threads 4,500 steps/s, 1 thread 3,300)."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO hyperparameters."""
     net: NetConfig = field(default_factory=NetConfig)
@@ -137,6 +155,8 @@ class TrainConfig:
     """Opponent pool."""
     eval: EvalConfig = field(default_factory=EvalConfig)
     """Periodic evaluation."""
+    pretrain: PretrainConfig = field(default_factory=PretrainConfig)
+    """Optional behaviour-cloning warm start (off unless ``pretrain.teacher`` is set)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict, for YAML/JSON."""
@@ -205,7 +225,8 @@ def _build(cls: type, data: Any, prefix: str = "") -> Any:
         path = f"{prefix}.{key}" if prefix else str(key)
         if key not in names:
             raise ValueError(
-                f"unknown config key {path!r}; known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}"
+                f"unknown config key {path!r}; "
+                f"known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}"
             )
         kwargs[key] = _check_type(path, value, hints[key])
     obj = cls(**kwargs)
@@ -237,6 +258,9 @@ def _validate(cfg: TrainConfig) -> None:
         "eval.hands",
         "eval.workers",
         "torch_threads",
+        "pretrain.hands",
+        "pretrain.epochs",
+        "pretrain.batch_size",
     ):
         obj: Any = cfg
         for part in key.split("."):
@@ -254,6 +278,15 @@ def _validate(cfg: TrainConfig) -> None:
         bad("pool", weights, "non-negative weights with a positive sum")
     if cfg.reward_scale <= 0:
         bad("reward_scale", cfg.reward_scale, "a number > 0")
+    if cfg.pretrain.learning_rate <= 0:
+        bad("pretrain.learning_rate", cfg.pretrain.learning_rate, "a number > 0")
+    if cfg.pretrain.teacher:
+        from agents.registry import check_spec
+
+        try:
+            check_spec(cfg.pretrain.teacher)
+        except ValueError as e:
+            raise ValueError(f"config pretrain.teacher={cfg.pretrain.teacher!r} is invalid: {e}") from None
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:

@@ -1,4 +1,4 @@
-"""The main job behind ``make run``: train a quick agent, evaluate it against the baselines, print the table."""
+"""The job behind ``make run``: train a quick agent, evaluate it against the baselines, print the table."""
 
 from __future__ import annotations
 

@@ -203,6 +203,11 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
     try:
         if resume_from is None:
             model = build_model(cfg, vec, run_dir)
+            if cfg.pretrain.teacher:
+                from .pretrain import pretrain
+
+                stats = pretrain(model, cfg, run_dir, progress=progress)
+                _append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
         else:
             model = MaskablePPO.load(
                 resume_from, env=vec, device=cfg.device, tensorboard_log=str(run_dir / "tb")
@@ -232,6 +237,16 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
     finally:
         vec.close()
     return run_dir
+
+
+def _flat(stats: dict[str, Any]) -> dict[str, Any]:
+    """The scalar entries of the pretraining stats (for metrics.jsonl)."""
+    return {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}
+
+
+def _append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def save_run_checkpoint(cfg: TrainConfig, model: Any, run_dir: Path, path: Path | None = None) -> Path:

@@ -537,7 +537,8 @@ def _as_action_id(a: Any) -> int:
 def _illegal_message(s: GameState, a: Any) -> str:
     if s.phase == OVER:
         name = s.table.name(a) if isinstance(a, int) and 0 <= a < s.table.size else repr(a)
-        return f"illegal action {name!r}: the hand is over ({s.result.kind if s.result else ''}); no action is legal"
+        kind = s.result.kind if s.result else ""
+        return f"illegal action {name!r}: the hand is over ({kind}); no action is legal"
     from .strings import action_to_string
 
     try:

@@ -1,0 +1,90 @@
+"""Behaviour-cloning warm start (train/pretrain.py): data, fit, run-folder record, config errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tiny import TINY
+
+from tonk_cli.main import main
+from train.config import load_config
+from train.pretrain import collect_demos, fit_demos
+
+
+def _cfg(*extra: str):  # noqa: ANN202
+    return load_config(
+        "configs/quick.yaml",
+        ["pretrain.teacher=heuristic:greedy", "net.pi=[64]", "net.vf=[64]", *extra],
+    )
+
+
+def test_demos_are_the_teachers_legal_decisions() -> None:
+    cfg = _cfg()
+    demos = collect_demos(cfg, hands=60, seed=3, progress=False)
+    assert len(demos) > 60  # every hand the learner acts at least once, most hands more
+    assert demos.obs.shape == (len(demos), cfg_obs_size(cfg))
+    # every recorded action is legal under its recorded mask
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()
+    # returns are discounted final payoffs: at most the largest stake in size
+    assert np.abs(demos.returns).max() <= 10
+    again = collect_demos(cfg, hands=60, seed=3, progress=False)
+    assert np.array_equal(demos.actions, again.actions)  # same seed, same data
+    assert np.array_equal(demos.returns, again.returns)
+
+
+def cfg_obs_size(cfg) -> int:  # noqa: ANN001
+    from tonk_env.engine import obs_layout
+
+    return obs_layout(cfg.players).size
+
+
+def test_fit_learns_to_imitate_the_teacher() -> None:
+    """Greedy is a simple rule: a small net fitted on 1,500 hands agrees with it far above chance."""
+    from sb3_contrib import MaskablePPO
+
+    from tonk_env.single import TonkSingleAgentEnv
+
+    cfg = _cfg("pretrain.epochs=8", "pretrain.batch_size=256")
+    demos = collect_demos(cfg, hands=1500, seed=5, progress=False)
+    model = MaskablePPO("MlpPolicy", TonkSingleAgentEnv(), policy_kwargs={"net_arch": [64]}, seed=0)
+    untrained = fit_demos(model.policy, demos, load_config(
+        "configs/quick.yaml", ["pretrain.teacher=heuristic:greedy", "pretrain.epochs=1",
+                               "pretrain.learning_rate=1e-9"]), seed=0, progress=False)  # fmt: skip
+    stats = fit_demos(model.policy, demos, cfg, seed=0, progress=False)
+    assert stats["val_accuracy"] > 0.75, stats
+    assert stats["val_accuracy"] > untrained["val_accuracy"] + 0.2, (untrained, stats)
+    assert stats["epochs"][-1]["policy_loss"] < stats["epochs"][0]["policy_loss"]
+    assert set(stats["val_accuracy_by_kind"]) <= {"drop", "draw", "take", "discard", "hit", "spread"}
+
+
+def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
+    rc = main(
+        [
+            "train", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}",
+            "pretrain.teacher=heuristic:greedy", "pretrain.hands=40", "pretrain.epochs=1", "--no-progress",
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    stats = json.loads((run / "pretrain.json").read_text())
+    assert stats["teacher"] == "heuristic:greedy" and stats["hands"] == 40 and stats["samples"] > 40
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["type"] == "pretrain"
+    assert (run / "best.zip").is_file()
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("pretrain.teacher=heuristic:nope", "pretrain.teacher"),
+        ("pretrain.hands=0", "pretrain.hands"),
+        ("pretrain.learning_rate=0", "pretrain.learning_rate"),
+        ("pretrain.rate=1", "unknown config key 'pretrain.rate'"),
+    ],
+)
+def test_bad_pretrain_options_name_the_problem(override: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
+        load_config("configs/quick.yaml", [override])

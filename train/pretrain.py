@@ -1,0 +1,231 @@
+"""Warm start: behaviour cloning from a teacher agent before PPO.
+
+A fresh MaskablePPO network knows nothing about Tonk, and in our 1M-step
+runs PPO from scratch settled well below ``heuristic:expert`` (see the
+README, "Training"). With ``pretrain.teacher`` set, :func:`pretrain` first
+
+1. plays ``pretrain.hands`` hands of the training env (same rules, players,
+   random learner seat, opponents drawn from the pool's *baselines*) with the
+   teacher in the learner's seat, recording the learner's observation, action
+   mask, the teacher's action and the discounted final payoff;
+2. fits the policy head by cross-entropy on the teacher's actions (masked
+   logits, as PPO sees them) and the value head by regression on the
+   discounted payoffs, for ``pretrain.epochs`` passes;
+
+then PPO starts from that network, and the self-play pool's "latest" copy
+starts as the cloned policy. Pretraining happens once, at the start of a
+fresh run (``--resume`` never repeats it); ``pretrain.json`` in the run
+folder records the data size, the teacher-agreement accuracy on a held-out
+5% and the losses.
+
+Hands that end before the learner acts (its only legal action is the
+acknowledgement) carry no decision and are not recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import TrainConfig
+
+__all__ = ["Demos", "collect_demos", "fit_demos", "pretrain"]
+
+
+class Demos:
+    """Recorded teacher decisions: observations, masks, actions, returns."""
+
+    def __init__(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, returns: np.ndarray) -> None:
+        self.obs = obs
+        self.masks = masks
+        self.actions = actions
+        self.returns = returns
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
+    from tonk_env.engine import make_rules
+    from tonk_env.single import TonkSingleAgentEnv
+
+    from .pool import OpponentPool
+
+    pool = OpponentPool(cfg.pool, seed=seed)
+    if not pool.baselines:  # no baselines in the pool: the teacher plays every seat
+        alone = type(cfg.pool)(latest=0.0, snapshots=0.0, baselines={cfg.pretrain.teacher: 1.0})
+        pool = OpponentPool(alone, seed=seed)
+    return TonkSingleAgentEnv(
+        num_players=cfg.players,
+        rules=make_rules(cfg.rules, **cfg.rule_options),
+        opponents=pool,
+        learner_seat="random",
+        reward_scale=cfg.reward_scale,
+    )
+
+
+def collect_demos(cfg: TrainConfig, hands: int, seed: int, progress: bool = True) -> Demos:
+    """Play ``hands`` hands with ``cfg.pretrain.teacher`` in the learner's seat and record its decisions."""
+    from agents.registry import make_agent
+    from tonk_env.engine import seat_info
+
+    teacher = make_agent(cfg.pretrain.teacher, seed=seed + 17)
+    reset_hand = getattr(teacher, "reset_hand", None)
+    env = _teacher_env(cfg, seed)
+    gamma = cfg.ppo.gamma
+    obs_l: list[np.ndarray] = []
+    mask_l: list[np.ndarray] = []
+    act_l: list[int] = []
+    ret_l: list[float] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        desc = f"pretrain: {cfg.pretrain.teacher} plays"
+        bar = tqdm(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
+    for h in range(hands):
+        obs, _ = env.reset(seed=seed + h if h == 0 else None)
+        if reset_hand is not None:
+            reset_hand(env.learner_seat, cfg.players, env.rules)
+        start = len(act_l)
+        done = False
+        reward = 0.0
+        while not done:
+            mask = env.action_masks()
+            if env._pending:  # the hand ended before the learner acted: nothing to learn from
+                _, reward, done, _, _ = env.step(int(np.flatnonzero(mask)[0]))
+                continue
+            info = seat_info(env.game, env.learner_seat)
+            a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
+            obs_l.append(obs)
+            mask_l.append(mask.astype(bool))
+            act_l.append(a)
+            obs, reward, done, _, _ = env.step(a)
+        k = len(act_l) - start
+        ret_l.extend(reward * gamma ** (k - 1 - i) for i in range(k))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    env.close()
+    if not act_l:
+        raise ValueError(f"pretrain: {hands} hands gave no learner decision; raise pretrain.hands")
+    return Demos(
+        np.asarray(obs_l, dtype=np.float32),
+        np.asarray(mask_l, dtype=bool),
+        np.asarray(act_l, dtype=np.int64),
+        np.asarray(ret_l, dtype=np.float32),
+    )
+
+
+def fit_demos(
+    policy: Any, demos: Demos, cfg: TrainConfig, seed: int, progress: bool = True
+) -> dict[str, Any]:
+    """Fit ``policy`` (a MaskableActorCriticPolicy) to ``demos``; returns accuracy and losses."""
+    import torch
+    import torch.nn.functional as F
+
+    pc = cfg.pretrain
+    rng = np.random.default_rng(seed)
+    n = len(demos)
+    order = rng.permutation(n)
+    n_val = max(1, n // 20) if n >= 40 else 0
+    val, tr = order[:n_val], order[n_val:]
+    dev = policy.device
+
+    def tensors(idx: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        return (
+            torch.as_tensor(demos.obs[idx], device=dev),
+            torch.as_tensor(demos.masks[idx], device=dev),
+            torch.as_tensor(demos.actions[idx], device=dev),
+            torch.as_tensor(demos.returns[idx], device=dev),
+        )
+
+    opt = torch.optim.Adam(policy.parameters(), lr=pc.learning_rate)
+    vf_coef = cfg.ppo.vf_coef if pc.value else 0.0
+    history = []
+    policy.set_training_mode(True)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=pc.epochs, unit="epoch", desc="pretrain: fit", dynamic_ncols=True)
+    for epoch in range(pc.epochs):
+        perm = rng.permutation(tr)
+        tot_pi = tot_v = 0.0
+        batches = 0
+        for i in range(0, len(perm), pc.batch_size):
+            o, m, a, r = tensors(perm[i : i + pc.batch_size])
+            values, log_prob, _ = policy.evaluate_actions(o, a, action_masks=m)
+            loss_pi = -log_prob.mean()
+            loss_v = F.mse_loss(values.flatten(), r)
+            loss = loss_pi + vf_coef * loss_v
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.ppo.max_grad_norm * 10)
+            opt.step()
+            tot_pi += loss_pi.item()
+            tot_v += loss_v.item()
+            batches += 1
+        row = {"epoch": epoch + 1, "policy_loss": tot_pi / batches, "value_loss": tot_v / batches}
+        history.append(row)
+        if bar is not None:
+            bar.set_postfix(nll=f"{row['policy_loss']:.3f}")
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    policy.set_training_mode(False)
+    out: dict[str, Any] = {"samples": n, "train_samples": len(tr), "val_samples": n_val, "epochs": history}
+    if n_val:
+        with torch.no_grad():
+            o, m, a, r = tensors(val)
+            dist = policy.get_distribution(o, action_masks=m.cpu().numpy())
+            pred = dist.distribution.probs.argmax(dim=1)
+            values = policy.predict_values(o).flatten()
+            hit = (pred == a).cpu().numpy()
+            out["val_accuracy"] = float(hit.mean())
+            acts = a.cpu().numpy()
+            out["val_accuracy_by_kind"] = {
+                kind: round(float(hit[sel].mean()), 4) for kind, sel in _kinds(acts).items() if sel.any()
+            }
+            out["val_value_mse"] = float(F.mse_loss(values, r))
+            out["val_return_var"] = float(r.var())
+    return out
+
+
+def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
+    """Boolean selectors of the teacher's actions by kind (drop, draw, take, discard, hit, spread)."""
+    from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+
+    return {
+        "drop": actions == DROP,
+        "draw": actions == DRAW,
+        "take": actions == TAKE,
+        "discard": (actions >= DISCARD) & (actions < HIT_BOOK),
+        "hit": (actions >= HIT_BOOK) & (actions < SPREAD),
+        "spread": actions >= SPREAD,
+    }
+
+
+def pretrain(model: Any, cfg: TrainConfig, run_dir: Path, progress: bool = True) -> dict[str, Any]:
+    """Collect the teacher's decisions and fit ``model.policy`` to them; writes ``pretrain.json``."""
+    pc = cfg.pretrain
+    t0 = time.perf_counter()
+    demos = collect_demos(cfg, pc.hands, seed=cfg.seed * 7919 + 11, progress=progress)
+    t1 = time.perf_counter()
+    stats = fit_demos(model.policy, demos, cfg, seed=cfg.seed, progress=progress)
+    t2 = time.perf_counter()
+    stats.update(
+        {
+            "teacher": pc.teacher,
+            "hands": pc.hands,
+            "collect_seconds": round(t1 - t0, 2),
+            "fit_seconds": round(t2 - t1, 2),
+        }
+    )
+    (run_dir / "pretrain.json").write_text(json.dumps(stats, indent=1))
+    return stats
