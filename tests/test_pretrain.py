@@ -88,3 +88,31 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
 def test_bad_pretrain_options_name_the_problem(override: str, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace(".", r"\.")):
         load_config("configs/quick.yaml", [override])
+
+
+def test_init_from_copies_a_checkpoint_and_refuses_misfits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.checkpoint import load_policy
+
+    first = tmp_path / "first"
+    assert main(["train", "configs/quick.yaml", *TINY, f"out_dir={first}", "--no-progress"]) == 0
+    (src,) = [p for p in first.iterdir() if p.is_dir()]
+    ckpt = src / "checkpoints" / "step_256.zip"
+    second = tmp_path / "second"
+    args = ["train", "configs/quick.yaml", *TINY, f"out_dir={second}", "total_steps=1", "eval.every=0"]
+    assert main([*args, f"init_from={ckpt}", "ppo.learning_rate=1e-12", "--no-progress"]) == 0
+    (run,) = [p for p in second.iterdir() if p.is_dir()]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0] == {"type": "init_from", "step": 0, "checkpoint": str(ckpt)}
+    # with a vanishing learning rate the run ends where the checkpoint started
+    a, b = load_policy(ckpt), load_policy(run / "best.zip")
+    obs = np.random.default_rng(0).random((4, a.obs_size)).astype(np.float32)
+    assert np.allclose(a.logits(obs), b.logits(obs), atol=1e-5)
+    capsys.readouterr()
+    assert main([*args, f"init_from={ckpt}", "net.pi=[32]", "--no-progress"]) == 2
+    assert "does not fit this run's net sizes" in capsys.readouterr().err
+    assert main([*args, f"init_from={ckpt}", "players=3", "--no-progress"]) == 2
+    assert "trained for 2 players, this run has 3" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="choose one warm start"):
+        load_config("configs/quick.yaml", [f"init_from={ckpt}", "pretrain.teacher=heuristic:greedy"])

@@ -100,8 +100,8 @@ def read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def load_policy(path: str | Path, deterministic: bool = True, seed: int | None = None) -> MLPPolicy:
-    """Load a checkpoint's policy network as a numpy :class:`MLPPolicy` (no pickled code runs)."""
+def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """``(file, metadata, policy state dict)`` of a checkpoint; ``weights_only``: no pickled code runs."""
     import io
 
     import torch
@@ -115,6 +115,15 @@ def load_policy(path: str | Path, deterministic: bool = True, seed: int | None =
         raise ValueError(f"{p}: no policy.pth inside; not a MaskablePPO checkpoint") from None
     try:
         state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any failure here means a broken file
+        raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+    return p, meta, state
+
+
+def load_policy(path: str | Path, deterministic: bool = True, seed: int | None = None) -> MLPPolicy:
+    """Load a checkpoint's policy network as a numpy :class:`MLPPolicy` (no pickled code runs)."""
+    p, meta, state = load_policy_state(path)
+    try:
         layers = layers_from_state_dict(state)
     except Exception as e:  # noqa: BLE001 - any failure here means a broken file
         raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
@@ -150,3 +159,24 @@ def export_npz(path: str | Path, out: str | Path) -> Path:
     out = Path(out)
     pol.save_npz(out)
     return out
+
+
+def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_players: int) -> Path:
+    """Copy a checkpoint's policy and value weights into ``model`` (a fresh run's warm start).
+
+    The checkpoint must be for the same rules, player count and observation
+    layout, with the same network sizes; otherwise ``ValueError`` names the
+    file and the difference. Only weights are read (``weights_only``).
+    """
+    p, meta, state = load_policy_state(path)
+    if meta.get("rules_hash") != rules.hash:
+        raise ValueError(f"{p}: trained for rules {meta.get('rules_hash')}, this run uses {rules.hash}")
+    if meta.get("num_players") != num_players:
+        raise ValueError(f"{p}: trained for {meta.get('num_players')} players, this run has {num_players}")
+    try:
+        model.policy.load_state_dict(state)
+    except RuntimeError as e:
+        lines = str(e).strip().splitlines()
+        why = lines[1].strip() if len(lines) > 1 else str(e)
+        raise ValueError(f"{p}: its network does not fit this run's net sizes ({why})") from None
+    return p

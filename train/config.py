@@ -155,6 +155,8 @@ class TrainConfig:
     """Opponent pool."""
     eval: EvalConfig = field(default_factory=EvalConfig)
     """Periodic evaluation."""
+    init_from: str = ""
+    """Start from this checkpoint's weights (a run folder or .zip; same rules, players, net sizes)."""
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     """Optional behaviour-cloning warm start (off unless ``pretrain.teacher`` is set)."""
 
@@ -278,6 +280,8 @@ def _validate(cfg: TrainConfig) -> None:
         bad("pool", weights, "non-negative weights with a positive sum")
     if cfg.reward_scale <= 0:
         bad("reward_scale", cfg.reward_scale, "a number > 0")
+    if cfg.init_from and cfg.pretrain.teacher:
+        bad("init_from", cfg.init_from, "empty when pretrain.teacher is set (choose one warm start)")
     if cfg.pretrain.learning_rate <= 0:
         bad("pretrain.learning_rate", cfg.pretrain.learning_rate, "a number > 0")
     if cfg.pretrain.teacher:

@@ -203,6 +203,17 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
     try:
         if resume_from is None:
             model = build_model(cfg, vec, run_dir)
+            if cfg.init_from:
+                from tonk_env.engine import make_rules
+
+                from .checkpoint import init_from_checkpoint
+
+                src = init_from_checkpoint(
+                    model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
+                )
+                _append_jsonl(
+                    run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)}
+                )
             if cfg.pretrain.teacher:
                 from .pretrain import pretrain
 
