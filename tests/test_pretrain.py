@@ -21,18 +21,22 @@ def _cfg(*extra: str):  # noqa: ANN202
     )
 
 
-def test_demos_are_the_teachers_legal_decisions() -> None:
+def test_demos_are_the_teachers_legal_decisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.pretrain
+
+    monkeypatch.setattr(train.pretrain, "BLOCK_HANDS", 25)  # 60 hands = blocks of 25, 25, 10
     cfg = _cfg()
-    demos = collect_demos(cfg, hands=60, seed=3, progress=False)
+    demos = collect_demos(cfg, hands=60, seed=3, progress=False, workers=1)
     assert len(demos) > 60  # every hand the learner acts at least once, most hands more
     assert demos.obs.shape == (len(demos), cfg_obs_size(cfg))
     # every recorded action is legal under its recorded mask
     assert demos.masks[np.arange(len(demos)), demos.actions].all()
     # returns are discounted final payoffs: at most the largest stake in size
     assert np.abs(demos.returns).max() <= 10
-    again = collect_demos(cfg, hands=60, seed=3, progress=False)
-    assert np.array_equal(demos.actions, again.actions)  # same seed, same data
+    again = collect_demos(cfg, hands=60, seed=3, progress=False, workers=2)
+    assert np.array_equal(demos.actions, again.actions)  # same seed, same data, any workers
     assert np.array_equal(demos.returns, again.returns)
+    assert np.array_equal(demos.obs, again.obs)
 
 
 def cfg_obs_size(cfg) -> int:  # noqa: ANN001

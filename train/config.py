@@ -113,6 +113,8 @@ class PretrainConfig:
     """Adam step size of the cloning fit."""
     value: bool = True
     """Also fit the value head to the teacher's discounted payoffs."""
+    workers: int = 2
+    """Processes that play the teacher's hands (the data do not depend on it)."""
 
 
 @dataclass
@@ -263,6 +265,7 @@ def _validate(cfg: TrainConfig) -> None:
         "pretrain.hands",
         "pretrain.epochs",
         "pretrain.batch_size",
+        "pretrain.workers",
     ):
         obj: Any = cfg
         for part in key.split("."):

@@ -68,27 +68,30 @@ def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
     )
 
 
-def collect_demos(cfg: TrainConfig, hands: int, seed: int, progress: bool = True) -> Demos:
-    """Play ``hands`` hands with ``cfg.pretrain.teacher`` in the learner's seat and record its decisions."""
+#: Hands per block of the data: each block has its own seeds, so the data do not depend on ``workers``.
+BLOCK_HANDS = 500
+
+
+def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray, ...]:
+    """Play one block of hands with the teacher in the learner's seat (runs in a worker process)."""
     from agents.registry import make_agent
     from tonk_env.engine import seat_info
 
-    teacher = make_agent(cfg.pretrain.teacher, seed=seed + 17)
+    from .config import config_from_dict
+
+    cfg_dict, seed, block, hands = args
+    cfg = config_from_dict(cfg_dict)
+    bseed = seed * 100_003 + block
+    teacher = make_agent(cfg.pretrain.teacher, seed=bseed + 17)
     reset_hand = getattr(teacher, "reset_hand", None)
-    env = _teacher_env(cfg, seed)
+    env = _teacher_env(cfg, bseed)
     gamma = cfg.ppo.gamma
     obs_l: list[np.ndarray] = []
     mask_l: list[np.ndarray] = []
     act_l: list[int] = []
     ret_l: list[float] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        desc = f"pretrain: {cfg.pretrain.teacher} plays"
-        bar = tqdm(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
     for h in range(hands):
-        obs, _ = env.reset(seed=seed + h if h == 0 else None)
+        obs, _ = env.reset(seed=bseed if h == 0 else None)
         if reset_hand is not None:
             reset_hand(env.learner_seat, cfg.players, env.rules)
         start = len(act_l)
@@ -107,19 +110,57 @@ def collect_demos(cfg: TrainConfig, hands: int, seed: int, progress: bool = True
             obs, reward, done, _, _ = env.step(a)
         k = len(act_l) - start
         ret_l.extend(reward * gamma ** (k - 1 - i) for i in range(k))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
     env.close()
-    if not act_l:
-        raise ValueError(f"pretrain: {hands} hands gave no learner decision; raise pretrain.hands")
-    return Demos(
-        np.asarray(obs_l, dtype=np.float32),
-        np.asarray(mask_l, dtype=bool),
+    n_obs = env.observation_space.shape[0]
+    return (
+        np.asarray(obs_l, dtype=np.float32).reshape(-1, n_obs),
+        np.asarray(mask_l, dtype=bool).reshape(len(act_l), -1),
         np.asarray(act_l, dtype=np.int64),
         np.asarray(ret_l, dtype=np.float32),
     )
+
+
+def collect_demos(
+    cfg: TrainConfig, hands: int, seed: int, progress: bool = True, workers: int | None = None
+) -> Demos:
+    """Play ``hands`` hands with ``cfg.pretrain.teacher`` in the learner's seat and record its decisions.
+
+    The hands are played in blocks of :data:`BLOCK_HANDS` with seeds of their
+    own, by ``workers`` processes (default ``cfg.pretrain.workers``); the data
+    are the same for any number of workers.
+    """
+    workers = cfg.pretrain.workers if workers is None else workers
+    cfg_dict = cfg.to_dict()
+    jobs = [
+        (cfg_dict, seed, b, min(BLOCK_HANDS, hands - b * BLOCK_HANDS))
+        for b in range(-(-hands // BLOCK_HANDS))
+    ]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        desc = f"pretrain: {cfg.pretrain.teacher} plays"
+        bar = tqdm(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
+    parts = []
+    if workers <= 1 or len(jobs) == 1:
+        for job in jobs:
+            parts.append(_play_block(job))
+            if bar is not None:
+                bar.update(job[3])
+    else:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
+            for job, part in zip(jobs, pool.imap(_play_block, jobs), strict=True):
+                parts.append(part)
+                if bar is not None:
+                    bar.update(job[3])
+    if bar is not None:
+        bar.close()
+    demos = Demos(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
+    if not len(demos):
+        raise ValueError(f"pretrain: {hands} hands gave no learner decision; raise pretrain.hands")
+    return demos
 
 
 def fit_demos(
