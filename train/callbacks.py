@@ -239,9 +239,13 @@ class TonkCallback(BaseCallback):
         self._log_event({"type": "end", **summary})
 
     def _log_event(self, row: dict[str, Any]) -> None:
-        row = {"time": round(time.time(), 1), **row}
-        with self.metrics_path.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_jsonl(self.metrics_path, {"time": round(time.time(), 1), **row})
+
+
+def append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    """Append one JSON line to ``path`` (``metrics.jsonl``)."""
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def _next_multiple(step: int, every: int) -> int:

@@ -91,7 +91,9 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
     act_l: list[int] = []
     ret_l: list[float] = []
     for h in range(hands):
-        obs, _ = env.reset(seed=bseed if h == 0 else None)
+        obs, info = env.reset(seed=bseed if h == 0 else None)
+        if info.get("hand_over"):  # the hand ended before the learner acted: nothing to learn from
+            continue
         if reset_hand is not None:
             reset_hand(env.learner_seat, cfg.players, env.rules)
         start = len(act_l)
@@ -99,9 +101,6 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
         reward = 0.0
         while not done:
             mask = env.action_masks()
-            if env._pending:  # the hand ended before the learner acted: nothing to learn from
-                _, reward, done, _, _ = env.step(int(np.flatnonzero(mask)[0]))
-                continue
             info = seat_info(env.game, env.learner_seat)
             a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
             obs_l.append(obs)

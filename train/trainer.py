@@ -195,7 +195,7 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
     import torch
     from sb3_contrib import MaskablePPO
 
-    from .callbacks import TonkCallback
+    from .callbacks import TonkCallback, append_jsonl
 
     torch.set_num_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
@@ -211,14 +211,14 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
                 src = init_from_checkpoint(
                     model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
                 )
-                _append_jsonl(
+                append_jsonl(
                     run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)}
                 )
             if cfg.pretrain.teacher:
                 from .pretrain import pretrain
 
                 stats = pretrain(model, cfg, run_dir, progress=progress)
-                _append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
+                append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
         else:
             model = MaskablePPO.load(
                 resume_from, env=vec, device=cfg.device, tensorboard_log=str(run_dir / "tb")
@@ -253,11 +253,6 @@ def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bo
 def _flat(stats: dict[str, Any]) -> dict[str, Any]:
     """The scalar entries of the pretraining stats (for metrics.jsonl)."""
     return {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}
-
-
-def _append_jsonl(path: Path, row: dict[str, Any]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
 
 
 def save_run_checkpoint(cfg: TrainConfig, model: Any, run_dir: Path, path: Path | None = None) -> Path:
