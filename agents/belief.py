@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from tonk_env.engine import SeatInfo
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
+from tonk_env.engine.odds import drop_win_chance
 
-from .estimate import MAX_EXTRA, MAX_SUM, above_table
 from .hand import connected, in_spread_with
 
 
@@ -90,26 +90,8 @@ def would_drop(
     count: int, seat: int, info: SeatInfo, turns: list[int], selection: float, margin: float
 ) -> bool:
     """Whether a player of ``seat`` with ``count`` would drop, judged from public information."""
-    table = above_table()
-    p = 1.0
-    n = info.n
-    for o in range(n):
-        if o == seat:
-            continue
-        known = info.known[o]
-        hidden = info.hand_sizes[o] - known.bit_count()
-        t = count - hand_value(known)
-        if hidden <= 0:
-            if t >= 0:
-                return False
-            continue
-        if t < 0:
-            continue
-        if t >= MAX_SUM:
-            return False
-        d = int(selection * turns[o] + 0.5)
-        p *= table[min(hidden, 8)][min(d, MAX_EXTRA)][t + 1]
-    return p * (n - 1) - 2.0 * (1.0 - p) > margin
+    p = drop_win_chance(count, seat, info.known, info.hand_sizes, turns, selection)
+    return p * (info.n - 1) - 2.0 * (1.0 - p) > margin
 
 
 def world_weight(

@@ -17,28 +17,22 @@ against actual payoff of dropping, 2 players, ``standard``), 0.5–0.6 fits
 best; 0.6 is the default.
 
 :func:`sample_hidden_counts` samples the model from the exact unseen cards
-(the expert, ~100 samples per decision); :func:`prob_count_above` reads a
-table computed once per process for a full deck (the rollouts of the
-search, which need microseconds).
+(the expert, ~100 samples per decision). The table for a full deck, which
+the search rollouts and the observation read in microseconds, lives in the
+engine (:mod:`tonk_env.engine.odds`) and is re-exported here.
 """
 
 from __future__ import annotations
 
 import random
-from functools import cache
-
-import numpy as np
 
 from tonk_env.engine.cards import VALUES
+from tonk_env.engine.odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, above_table, prob_count_above
 
-MAX_HIDDEN = 8
-MAX_EXTRA = 24
-MAX_SUM = 10 * MAX_HIDDEN
-TABLE_SAMPLES = 6000
-TABLE_SEED = 20240611
-
-#: Card values sorted for the table: a full deck.
-_DECK_VALUES = np.array([VALUES[c] for c in range(52)], dtype=np.int64)
+__all__ = [
+    "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "above_table", "extra_cards", "prob_count_above",
+    "sample_hidden_counts", "turns_adding",
+]  # fmt: skip
 
 
 def turns_adding(history: tuple[tuple[int, int], ...] | list[tuple[int, int]], seat: int) -> int:
@@ -77,40 +71,3 @@ def sample_hidden_counts(
         keep = set(kept)
         pool = [c for c in pool if c not in keep]
     return out
-
-
-@cache
-def above_table() -> tuple[tuple[tuple[float, ...], ...], ...]:
-    """``T[h][D][t + 1]`` = P(the ``h`` lowest of ``h + D`` random cards count more than ``t``).
-
-    Monte Carlo over a full deck (fixed seed, so every process builds the same
-    table); ``t`` runs from -1 to ``MAX_SUM``.
-    """
-    gen = np.random.default_rng(TABLE_SEED)
-    out = []
-    for h in range(MAX_HIDDEN + 1):
-        row = []
-        for d in range(MAX_EXTRA + 1):
-            k = min(52, h + d)
-            if h == 0:
-                row.append(tuple([1.0] + [0.0] * (MAX_SUM + 1)))
-                continue
-            keys = gen.random((TABLE_SAMPLES, 52))
-            idx = np.argpartition(keys, k - 1, axis=1)[:, :k]
-            vals = np.sort(_DECK_VALUES[idx], axis=1)[:, :h].sum(axis=1)
-            hist = np.bincount(vals, minlength=MAX_SUM + 1)[: MAX_SUM + 1] / TABLE_SAMPLES
-            tail = np.concatenate([[1.0], 1.0 - np.cumsum(hist)])
-            row.append(tuple(float(x) for x in np.clip(tail, 0.0, 1.0)))
-        out.append(tuple(row))
-    return tuple(out)
-
-
-def prob_count_above(hidden: int, extra: int, t: int) -> float:
-    """P(``hidden`` cards, the lowest of ``hidden + extra``, count more than ``t``) (table, full deck)."""
-    if hidden <= 0:
-        return 1.0 if t < 0 else 0.0
-    if t < 0:
-        return 1.0
-    if t >= MAX_SUM:
-        return 0.0
-    return above_table()[min(hidden, MAX_HIDDEN)][min(extra, MAX_EXTRA)][t + 1]

@@ -9,7 +9,7 @@ suit at most two ranks apart (a near-run, e.g. 5H 6H or 5H 7H).
 from __future__ import annotations
 
 from tonk_env.engine.actions import BOOK, SPREAD, ActionTable
-from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, hand_value
+from tonk_env.engine.cards import RANK_MASKS, SUIT_BITS, VALUES, forms_spread, hand_value
 
 __all__ = [
     "RANK_MASKS", "VALUES", "cards_desc", "cards_of_mask", "completing_cards", "connected", "hand_value",
@@ -48,19 +48,7 @@ def spread_ids(hand: int, table: ActionTable) -> list[int]:
 
 def in_spread_with(card: int, hand: int, table: ActionTable) -> bool:
     """Whether ``card`` together with cards of ``hand`` forms a spread (book or run)."""
-    bit = 1 << card
-    full = hand | bit
-    if (full & RANK_MASKS[card % 13]).bit_count() >= 3:
-        return True
-    suit, rank = divmod(card, 13)
-    pat = (full >> (suit * 13)) & SUIT_BITS
-    for lo in (rank - 2, rank - 1, rank):
-        if lo >= 0 and lo + 2 <= 12 and (pat >> lo) & 7 == 7:
-            return True
-    if table.ace_high and rank in (0, 11, 12):  # Q-K-A
-        if pat >> 11 & 1 and pat >> 12 & 1 and pat & 1:
-            return True
-    return False
+    return forms_spread(card, hand, table.ace_high)
 
 
 def connected(card: int, others: int, ace_high: bool = False) -> bool:

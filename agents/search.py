@@ -46,10 +46,11 @@ import numpy as np
 from tonk_env.engine import GameState, SeatInfo, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 from tonk_env.engine.cards import RANK_MASKS, VALUES, hand_value
+from tonk_env.engine.odds import drop_win_chance
 
 from .base import Agent
 from .belief import last_turns, world_weight
-from .estimate import MAX_EXTRA, MAX_SUM, above_table, extra_cards
+from .estimate import extra_cards
 from .hand import in_spread_with, spread_ids, wins_by_taking
 
 _DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
@@ -58,14 +59,13 @@ _DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
 class FastParams:
     """Knobs of the fast default policy: the drop margin (optionally another one for one seat)."""
 
-    __slots__ = ("margin", "selection", "table", "seat", "seat_margin")
+    __slots__ = ("margin", "selection", "seat", "seat_margin")
 
     def __init__(
         self, margin: float = 0.1, selection: float = 0.6, seat: int = -1, seat_margin: float | None = None
     ) -> None:
         self.margin = margin
         self.selection = selection
-        self.table = above_table()
         self.seat = seat
         self.seat_margin = margin if seat_margin is None else seat_margin
 
@@ -81,28 +81,11 @@ def turns_adding_all(history: list[tuple[int, int]] | tuple[tuple[int, int], ...
 
 def drop_estimate(s: GameState, seat: int, turns: list[int], fp: FastParams) -> float:
     """Approximate mean payoff of ``seat`` dropping now (table estimate, public information only)."""
-    c = hand_value(s.hands[seat])
-    p = 1.0
-    table = fp.table
-    sel = fp.selection
-    n = s.n
-    for o in range(n):
-        if o == seat:
-            continue
-        known = s.known[o]
-        hidden = s.hands[o].bit_count() - known.bit_count()
-        t = c - hand_value(known)
-        if hidden <= 0:
-            if t >= 0:
-                return -2.0
-            continue
-        if t < 0:
-            continue
-        if t >= MAX_SUM:
-            return -2.0
-        d = int(sel * turns[o] + 0.5)
-        p *= table[min(hidden, 8)][d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
-    return p * (n - 1) - 2.0 * (1.0 - p)
+    hands = s.hands
+    p = drop_win_chance(
+        hand_value(hands[seat]), seat, s.known, [h.bit_count() for h in hands], turns, fp.selection
+    )
+    return p * (s.n - 1) - 2.0 * (1.0 - p)
 
 
 def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:

@@ -31,7 +31,9 @@ from tonk_env.engine import (
     seat_info,
     view,
 )
-from tonk_env.engine.actions import DRAW, TAKE
+from tonk_env.engine.actions import DISCARD, DRAW, TAKE
+from tonk_env.engine.cards import VALUES
+from tonk_env.engine.odds import drop_win_chance, prob_count_above
 
 VIEW_KEYS = {
     "seat", "num_players", "rules", "rules_hash", "dealer", "current_player", "phase", "hand", "count",
@@ -41,7 +43,8 @@ VIEW_KEYS = {
 
 SLICES = [
     "hand", "top_discard", "discarded", "known", "spreads", "hand_sizes", "stock_size", "waits", "phase",
-    "hand_count", "turn", "count_below", "opp_estimate",
+    "hand_count", "turn", "count_below", "opp_estimate", "opp_turns", "opp_discard", "opp_above", "drop_win",
+    "top_fits",
 ]  # fmt: skip
 
 
@@ -172,14 +175,15 @@ def test_obs_layout_slices_cover_the_tensor(n: int) -> None:
         sl = lay[name]
         assert sl.start == pos and sl.stop > sl.start and sl.step is None
         pos = sl.stop
-    # tail: n hand sizes, n waits, stock, 2 phase, count, turn, 11 count_below, n - 1 opp_estimate
-    assert pos == lay.size == 52 * (2 * n + 2) + 3 * n + 15
+    # tail: n hand sizes, n waits, stock, 2 phase, count, turn, 11 count_below, 4 x (n - 1) per opponent,
+    # drop_win, top_fits
+    assert pos == lay.size == 52 * (2 * n + 2) + 6 * n + 14
     assert [(name, lay[name].start, lay[name].stop - lay[name].start) for name in SLICES] == lay.describe()
     sizes = {k: v.stop - v.start for k, v in lay.slices.items()}
     assert sizes["known"] == 52 * (n - 1) and sizes["spreads"] == 52 * n
     assert sizes["hand_sizes"] == sizes["waits"] == n and sizes["phase"] == 2
     assert lay.version == OBS_VERSION
-    assert obs_layout(2).size == 333
+    assert (obs_layout(2).size, obs_layout(3).size, obs_layout(4).size) == (338, 448, 558)
 
 
 @settings(max_examples=40, deadline=None)
@@ -217,9 +221,40 @@ def test_observation_slices_match_the_state(s: GameState) -> None:
             if s.hands[o] == s.known[o]:  # every card known: the estimate is exact
                 assert est[i] == pytest.approx(min(hand_value(s.hands[o]) / 50, (s.rules.hand_size + 1) / 5))
         np.testing.assert_allclose(parts["turn"], [s.turn / s.rules.max_turns], rtol=1e-6)
+        _check_v3_features(s, seat, parts)
         buf = np.full(lay.size, -1, dtype=np.float32)
         assert observation(s, seat, out=buf) is buf
         np.testing.assert_array_equal(buf, obs)
+
+
+def _check_v3_features(s: GameState, seat: int, parts: dict[str, np.ndarray]) -> None:
+    """opp_turns, opp_discard, opp_above, drop_win and top_fits recomputed the slow way."""
+    n = s.n
+    order = [(seat + i) % n for i in range(n)]
+    mine = hand_value(s.hands[seat])
+    adds = [sum(1 for p, a in s.history if p == o and a in (DRAW, TAKE)) for o in order[1:]]
+    np.testing.assert_allclose(parts["opp_turns"], [min(k, 20) / 20 for k in adds], rtol=1e-6)
+    lasts = []
+    for o in order[1:]:
+        discards = [a - DISCARD for p, a in s.history if p == o and DISCARD <= a < DISCARD + 52]
+        lasts.append(VALUES[discards[-1]] / 10 if discards else 0.0)
+    np.testing.assert_allclose(parts["opp_discard"], lasts, rtol=1e-6)
+    above = []
+    for o, k in zip(order[1:], adds, strict=True):
+        hidden = s.hands[o].bit_count() - s.known[o].bit_count()
+        above.append(prob_count_above(hidden, int(0.6 * k + 0.5), mine - hand_value(s.known[o])))
+    np.testing.assert_allclose(parts["opp_above"], above, rtol=1e-5, atol=1e-7)
+    turns = [sum(1 for p, a in s.history if p == o and a in (DRAW, TAKE)) for o in range(n)]
+    sizes = [h.bit_count() for h in s.hands]
+    win = drop_win_chance(mine, seat, s.known, sizes, turns)
+    assert parts["drop_win"][0] == pytest.approx(win, rel=1e-5, abs=1e-7)
+    fits = False
+    if s.pile:
+        top = s.pile[-1]
+        full = s.hands[seat] | 1 << top
+        fits = any(sp.mask >> top & 1 and sp.mask & full == sp.mask for sp in s.table.spreads)
+        fits = fits or bool((s.book_targets | s.high_targets | s.low_targets) >> top & 1)  # hits the table
+    assert parts["top_fits"].tolist() == [float(fits)]
 
 
 @settings(max_examples=30, deadline=None)

@@ -123,3 +123,19 @@ def sort_for_display(cards: Iterable[int]) -> list[int]:
 def mask_to_strings(mask: int) -> list[str]:
     """Card strings of a bitmask, ordered by rank then suit."""
     return [card_to_string(c) for c in sort_for_display(cards_of(mask))]
+
+
+def forms_spread(card: int, hand: int, ace_high: bool = False) -> bool:
+    """Whether ``card`` together with cards of ``hand`` forms a spread (a book or a run of 3+).
+
+    ``ace_high`` also allows the run Q-K-A.
+    """
+    full = hand | 1 << card
+    if (full & RANK_MASKS[card % 13]).bit_count() >= 3:
+        return True
+    suit, rank = divmod(card, 13)
+    pat = (full >> (suit * 13)) & SUIT_BITS
+    for lo in (rank - 2, rank - 1, rank):
+        if lo >= 0 and lo + 2 <= 12 and (pat >> lo) & 7 == 7:
+            return True
+    return bool(ace_high and rank in (0, 11, 12) and pat >> 11 & 1 and pat >> 12 & 1 and pat & 1)

@@ -23,14 +23,29 @@ slice              size        content
 ``opp_estimate``   n-1         per opponent: estimated count / 50 = known cards'
                                value + unknown cards x mean value of the cards
                                I have not seen
+``opp_turns``      n-1         per opponent: turns it drew or took a card,
+                               min(k, 20) / 20
+``opp_discard``    n-1         per opponent: value of its latest discard / 10
+                               (0 before its first discard)
+``opp_above``      n-1         per opponent: P(its count is above mine) under the
+                               selection model of :mod:`tonk_env.engine.odds`
+``drop_win``       1           P(a drop by me now wins): the product of
+                               ``opp_above`` (0 if some opponent surely counts
+                               no more than I do)
+``top_fits``       1           1 if the top discard makes a spread with my hand
+                               or hits a spread on the table
 =================  ==========  =================================================
 
-Size: ``52 * (2n + 2) + 3n + 15`` (2 players: 333). ``hand_count`` and
-``opp_estimate`` can exceed 1 (up to ``(hand_size + 1) * 10 / 50``: 1.2 with
-five cards, 1.6 with seven). Version 2 added ``count_below`` and
-``opp_estimate``: they make the drop decision's inputs explicit (version 1
-agents never learned to drop). ``OBS_VERSION`` changes
-whenever this layout changes; checkpoints record it.
+Size: ``52 * (2n + 2) + 6n + 14`` (2 players: 338, 3: 448, 4: 558).
+``hand_count`` and ``opp_estimate`` can exceed 1 (up to
+``(hand_size + 1) * 10 / 50``: 1.2 with five cards, 1.6 with seven).
+Version 2 added ``count_below`` and ``opp_estimate``: they make the drop
+decision's inputs explicit (version 1 agents never learned to drop). Version
+3 added ``opp_turns`` to ``top_fits``: what the hand-written agents read to
+decide a drop (how long each opponent has been shedding, what it last threw,
+the modelled odds of the drop) and a take (whether the top card fits), which
+a network otherwise has to rebuild from the card masks. ``OBS_VERSION``
+changes whenever this layout changes; checkpoints record it.
 """
 
 from __future__ import annotations
@@ -40,12 +55,13 @@ from typing import Any
 
 import numpy as np
 
-from .actions import HIT_BOOK, SPREAD
-from .cards import FULL_DECK, card_to_string, hand_value, mask_to_strings
+from .actions import DISCARD, HIT_BOOK, SPREAD, TAKE
+from .cards import FULL_DECK, VALUES, card_to_string, forms_spread, hand_value, mask_to_strings
 from .infostate import SeatInfo, seat_info
+from .odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, SELECTION, above_table
 from .state import OVER, PHASE_NAMES, GameState, Spread
 
-OBS_VERSION = 2
+OBS_VERSION = 3
 
 #: Thresholds of the ``count_below`` thermometer.
 COUNT_THRESHOLDS = (3, 5, 7, 9, 11, 13, 15, 18, 21, 25, 30)
@@ -72,6 +88,11 @@ class ObsLayout:
             ("turn", 1),
             ("count_below", len(COUNT_THRESHOLDS)),
             ("opp_estimate", n - 1),
+            ("opp_turns", n - 1),
+            ("opp_discard", n - 1),
+            ("opp_above", n - 1),
+            ("drop_win", 1),
+            ("top_fits", 1),
         ]
         self.slices: dict[str, slice] = {}
         pos = 0
@@ -146,6 +167,42 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
         k = known[o]
         est = (hand_value(k) + (hands[o].bit_count() - k.bit_count()) * mean_unseen) * 0.02
         tail.append(est if est < cap else cap)
+    # opp_turns, opp_discard: one pass over the public history
+    adds = [0] * n
+    last = [0] * n
+    for p, a in s.history:
+        if a <= TAKE:
+            adds[p] += a > 0
+        elif a < DISCARD + 52:
+            last[p] = VALUES[a - DISCARD]
+    tail += [(adds[o] if adds[o] < 20 else 20) * 0.05 for o in order[1:]]
+    tail += [last[o] * 0.1 for o in order[1:]]
+    # opp_above, drop_win: the selection model's table
+    table = above_table()
+    win = 1.0
+    for o in order[1:]:
+        k = known[o]
+        hidden = hands[o].bit_count() - k.bit_count()
+        t = mine - hand_value(k)
+        if t < 0:
+            p_above = 1.0
+        elif hidden <= 0 or t >= MAX_SUM:
+            p_above = 0.0
+        else:
+            d = int(SELECTION * adds[o] + 0.5)
+            row = table[hidden if hidden < MAX_HIDDEN else MAX_HIDDEN]
+            p_above = row[d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+        tail.append(p_above)
+        win *= p_above
+    tail.append(win)
+    fits = 0.0
+    if s.pile:
+        top = s.pile[-1]
+        if (s.book_targets | s.high_targets | s.low_targets) >> top & 1 or forms_spread(
+            top, hands[seat], s.rules.ace_high
+        ):
+            fits = 1.0
+    tail.append(fits)
     out[nb:] = tail
     return out
 
