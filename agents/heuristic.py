@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from tonk_env.engine import SeatInfo, scoring
@@ -142,7 +143,9 @@ RUN_BONUS = 25.0
 class _Context:
     """What one decision of the expert needs, computed once per call."""
 
-    __slots__ = ("info", "unseen", "n_unseen", "targets", "next_known", "horizon", "ace_high", "feed")
+    __slots__ = (
+        "info", "unseen", "n_unseen", "targets", "next_known", "horizon", "ace_high", "feed", "p_any",
+    )  # fmt: skip
 
     def __init__(self, info: SeatInfo, horizon: float, feed: float = 1.0) -> None:
         self.feed = feed
@@ -153,6 +156,8 @@ class _Context:
         self.targets = hit_targets(info.spreads, self.ace_high)
         self.next_known = info.known[(info.seat + 1) % info.n]
         self.horizon = horizon
+        #: ``p_any[outs]`` for the outs a pair or near-run can have (at most 4)
+        self.p_any = tuple(_p_any(o, self.n_unseen, horizon) for o in range(9))
 
 
 def _p_any(outs: int, unseen: int, horizon: float) -> float:
@@ -162,31 +167,34 @@ def _p_any(outs: int, unseen: int, horizon: float) -> float:
     return 1.0 - (1.0 - outs / unseen) ** horizon
 
 
+#: Per 13-bit suit pattern: its near-runs ``(rank, rank + 1 or 2)``, in the order potential() adds them.
+_NEAR_PAIRS: tuple[tuple[tuple[int, int], ...], ...] = tuple(
+    tuple((r, r + d) for r in range(13) if p >> r & 1 for d in (1, 2) if r + d <= 12 and p >> (r + d) & 1)
+    for p in range(1 << 13)
+)
+
+
+@cache
+def _near_run(suit: int, r: int, r2: int, ace_high: bool) -> tuple[int, int]:
+    """``(cards completing the near-run, its count)`` of ranks ``r < r2`` in ``suit``."""
+    pair = (1 << (suit * 13 + r)) | (1 << (suit * 13 + r2))
+    return completing_cards(pair, ace_high), VALUES[r] + VALUES[r2]
+
+
 def potential(hand: int, ctx: _Context) -> float:
     """Expected count a hand's partial spreads will shed (pairs and near-runs, by their outs)."""
     pot = 0.0
     unseen = ctx.unseen
-    nu = ctx.n_unseen
-    hz = ctx.horizon
+    p_any = ctx.p_any
     for r in range(13):
         m = hand & RANK_MASKS[r]
         if m.bit_count() == 2:
-            outs = (RANK_MASKS[r] & unseen).bit_count()
-            pot += _p_any(outs, nu, hz) * 2 * VALUES[r]
+            pot += p_any[(RANK_MASKS[r] & unseen).bit_count()] * 2 * VALUES[r]
+    ace_high = ctx.ace_high
     for s in range(4):
-        pat = (hand >> (s * 13)) & 0x1FFF
-        if pat.bit_count() < 2:
-            continue
-        for r in range(13):
-            if not pat >> r & 1:
-                continue
-            for d in (1, 2):
-                r2 = r + d
-                if r2 > 12 or not pat >> r2 & 1:
-                    continue
-                pair = (1 << (s * 13 + r)) | (1 << (s * 13 + r2))
-                outs = (completing_cards(pair, ctx.ace_high) & unseen).bit_count()
-                pot += _p_any(outs, nu, hz) * (VALUES[r] + VALUES[r2])
+        for r, r2 in _NEAR_PAIRS[(hand >> (s * 13)) & 0x1FFF]:
+            outs, value = _near_run(s, r, r2, ace_high)
+            pot += p_any[(outs & unseen).bit_count()] * value
     return pot
 
 

@@ -11,7 +11,7 @@
 | Agents             | 2 to 6 (best with 2 to 4)                              |
 | Action Shape       | Discrete(540) (580 with `ace_high`)                    |
 | Action Values      | 0 .. 539 (0 .. 579 with `ace_high`)                    |
-| Observation Shape  | (52 * (2n + 2) + 3n + 15,): 333 for 2 players, 440 for 3, 547 for 4 |
+| Observation Shape  | (52 * (2n + 2) + 6n + 14,): 338 for 2 players, 448 for 3, 558 for 4 |
 | Observation Values | [0, 1], except `hand_count` in [0, (hand_size + 1) * 10 / 50] |
 
 Tonk (Tunk) is a knock-rummy for 2 to 6 players: draw or take the top
@@ -119,7 +119,7 @@ Render modes: `"ansi"` returns the table as text, `"human"` prints it.
 
 ### Version History
 
-* v0: Initial release: engine observation v2 (`OBS_VERSION`), 540/580 actions.
+* v0: Initial release: engine observation v3 (`OBS_VERSION`), 540/580 actions.
 """
 
 from __future__ import annotations

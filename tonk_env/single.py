@@ -7,9 +7,9 @@ one hand seen from one seat, and its reward is that seat's payoff:
 =====================  =======================================================
 space / value          content
 =====================  =======================================================
-``observation_space``  ``Box(0, high, (52 * (2n + 2) + 3n + 15,), float32)``: the
+``observation_space``  ``Box(0, high, (52 * (2n + 2) + 6n + 14,), float32)``: the
                        engine's observation tensor of the learner's seat
-                       (``tonk_env.engine.view``; 333 floats for 2 players).
+                       (``tonk_env.engine.view``; 338 floats for 2 players).
                        ``high`` is 1 except ``hand_count`` (count / 50), which
                        reaches ``(hand_size + 1) * 10 / 50`` (1.2 with 5 cards)
 ``action_space``       ``Discrete(540)`` (580 with ``ace_high``): the engine's
