@@ -36,15 +36,14 @@ Optional parts of the protocol:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from tonk_env.engine import GameState, SeatInfo, legal_mask, observation
+from tonk_env.engine import SeatInfo
 from tonk_env.engine.rules import TonkRules
-
-OBS_KEYS = ("observation", "action_mask")
+from tonk_env.engine.view import OBS_KEYS, LazyObs  # noqa: F401 (LazyObs is re-exported)
 
 
 @runtime_checkable
@@ -109,34 +108,3 @@ def act_batch(policy: Policy, obs: Mapping[str, np.ndarray], infos: Sequence[Sea
     if fn is not None:
         return [int(a) for a in fn(obs, infos)]
     return _rows(policy, obs, infos)
-
-
-class LazyObs(Mapping[str, np.ndarray]):
-    """The observation dict of one seat, computed on first access (for harnesses, not agents)."""
-
-    __slots__ = ("_state", "_seat", "_cache")
-
-    def __init__(self, state: GameState, seat: int) -> None:
-        self._state = state
-        self._seat = seat
-        self._cache: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        v = self._cache.get(key)
-        if v is None:
-            if key == "observation":
-                v = observation(self._state, self._seat)
-            elif key == "action_mask":
-                v = legal_mask(self._state)
-                if self._state.cur != self._seat:
-                    v[:] = 0
-            else:
-                raise KeyError(key)
-            self._cache[key] = v
-        return v
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(OBS_KEYS)
-
-    def __len__(self) -> int:
-        return len(OBS_KEYS)

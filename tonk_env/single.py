@@ -127,6 +127,7 @@ from .engine import (
     view,
 )
 from .engine.state import OVER, PHASE_NAMES, GameState, is_legal
+from .engine.view import LazyObs
 
 ObsDict = dict[str, np.ndarray]
 
@@ -683,11 +684,8 @@ class TonkSingleAgentEnv(gymnasium.Env):
             if act is None:  # RandomPolicy: only the legal actions are needed
                 a = policies[seat].choose(legal_actions(s))  # type: ignore[union-attr]
             else:
-                mask = np.zeros(self._num_actions, dtype=np.int8)
-                for x in legal_actions(s):
-                    mask[x] = 1
-                obs = {"observation": observation(s, seat), "action_mask": mask}
-                a = action_id(act(obs, seat_info(s, seat)))
+                # computed only if the policy reads it (the heuristics read only the SeatInfo)
+                a = action_id(act(LazyObs(s, seat), seat_info(s, seat)))
                 if not is_legal(s, a):
                     raise IllegalActionError(illegal_message(s, f"opponent {policies[seat]!r}", a))
             s.play(a)

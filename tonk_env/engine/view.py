@@ -50,6 +50,7 @@ changes whenever this layout changes; checkpoints record it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -59,7 +60,7 @@ from .actions import DISCARD, HIT_BOOK, SPREAD, TAKE
 from .cards import FULL_DECK, VALUES, card_to_string, forms_spread, hand_value, mask_to_strings
 from .infostate import SeatInfo, seat_info
 from .odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, SELECTION, above_table
-from .state import OVER, PHASE_NAMES, GameState, Spread
+from .state import OVER, PHASE_NAMES, GameState, Spread, legal_mask
 
 OBS_VERSION = 3
 
@@ -205,6 +206,43 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     tail.append(fits)
     out[nb:] = tail
     return out
+
+
+#: The keys of an agent's observation dict.
+OBS_KEYS = ("observation", "action_mask")
+
+
+class LazyObs(Mapping[str, np.ndarray]):
+    """The observation dict of one seat, computed on first access (for harnesses and opponents in envs).
+
+    It reads the live state when an entry is first read: read it before the state moves on."""
+
+    __slots__ = ("_state", "_seat", "_cache")
+
+    def __init__(self, state: GameState, seat: int) -> None:
+        self._state = state
+        self._seat = seat
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        v = self._cache.get(key)
+        if v is None:
+            if key == "observation":
+                v = observation(self._state, self._seat)
+            elif key == "action_mask":
+                v = legal_mask(self._state)
+                if self._state.cur != self._seat:
+                    v[:] = 0
+            else:
+                raise KeyError(key)
+            self._cache[key] = v
+        return v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(OBS_KEYS)
+
+    def __len__(self) -> int:
+        return len(OBS_KEYS)
 
 
 def view(s: GameState, seat: int) -> dict[str, Any]:
