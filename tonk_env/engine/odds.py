@@ -30,7 +30,8 @@ import numpy as np
 from .cards import VALUES, hand_value
 
 __all__ = [
-    "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "SELECTION", "above_table", "drop_win_chance", "prob_count_above",
+    "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "SELECTION", "above_chance", "above_table", "drop_win_chance",
+    "prob_count_above",
 ]  # fmt: skip
 
 MAX_HIDDEN = 8
@@ -80,6 +81,22 @@ def prob_count_above(hidden: int, extra: int, t: int) -> float:
     return above_table()[min(hidden, MAX_HIDDEN)][min(extra, MAX_EXTRA)][t + 1]
 
 
+def above_chance(t: int, hidden: int, turns: int, selection: float = SELECTION) -> float:
+    """P(an opponent counts more than its known cards plus ``t``), under the selection model.
+
+    ``hidden`` is the number of its cards not known, ``turns`` the turns it
+    added a card (``D = round(selection * turns)``): 1 when ``t < 0``, 0 when
+    nothing is hidden or ``t`` is out of reach.
+    """
+    if t < 0:
+        return 1.0
+    if hidden <= 0 or t >= MAX_SUM:
+        return 0.0
+    d = int(selection * turns + 0.5)
+    row = above_table()[hidden if hidden < MAX_HIDDEN else MAX_HIDDEN]
+    return row[d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+
+
 def drop_win_chance(
     count: int,
     seat: int,
@@ -94,18 +111,9 @@ def drop_win_chance(
     its size and ``turns[o]`` the turns it added a card. Opponents are taken
     as independent (the table samples each from a full deck).
     """
-    table = above_table()
     p = 1.0
     for o in range(len(hand_sizes)):
-        if o == seat:
-            continue
-        k = known[o]
-        hidden = hand_sizes[o] - k.bit_count()
-        t = count - hand_value(k)
-        if t < 0:
-            continue
-        if hidden <= 0 or t >= MAX_SUM:
-            return 0.0
-        d = int(selection * turns[o] + 0.5)
-        p *= table[hidden if hidden < MAX_HIDDEN else MAX_HIDDEN][d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+        if o != seat:
+            k = known[o]
+            p *= above_chance(count - hand_value(k), hand_sizes[o] - k.bit_count(), turns[o], selection)
     return p

@@ -59,7 +59,7 @@ import numpy as np
 from .actions import DISCARD, HIT_BOOK, SPREAD, TAKE
 from .cards import FULL_DECK, VALUES, card_to_string, forms_spread, hand_value, mask_to_strings
 from .infostate import SeatInfo, seat_info
-from .odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, SELECTION, above_table
+from .odds import above_chance
 from .state import OVER, PHASE_NAMES, GameState, Spread, legal_mask
 
 OBS_VERSION = 3
@@ -179,20 +179,10 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     tail += [(adds[o] if adds[o] < 20 else 20) * 0.05 for o in order[1:]]
     tail += [last[o] * 0.1 for o in order[1:]]
     # opp_above, drop_win: the selection model's table
-    table = above_table()
     win = 1.0
     for o in order[1:]:
         k = known[o]
-        hidden = hands[o].bit_count() - k.bit_count()
-        t = mine - hand_value(k)
-        if t < 0:
-            p_above = 1.0
-        elif hidden <= 0 or t >= MAX_SUM:
-            p_above = 0.0
-        else:
-            d = int(SELECTION * adds[o] + 0.5)
-            row = table[hidden if hidden < MAX_HIDDEN else MAX_HIDDEN]
-            p_above = row[d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+        p_above = above_chance(mine - hand_value(k), hands[o].bit_count() - k.bit_count(), adds[o])
         tail.append(p_above)
         win *= p_above
     tail.append(win)
