@@ -85,16 +85,9 @@ def above_chance(t: int, hidden: int, turns: int, selection: float = SELECTION) 
     """P(an opponent counts more than its known cards plus ``t``), under the selection model.
 
     ``hidden`` is the number of its cards not known, ``turns`` the turns it
-    added a card (``D = round(selection * turns)``): 1 when ``t < 0``, 0 when
-    nothing is hidden or ``t`` is out of reach.
+    added a card: :func:`prob_count_above` with ``D = round(selection * turns)``.
     """
-    if t < 0:
-        return 1.0
-    if hidden <= 0 or t >= MAX_SUM:
-        return 0.0
-    d = int(selection * turns + 0.5)
-    row = above_table()[hidden if hidden < MAX_HIDDEN else MAX_HIDDEN]
-    return row[d if d < MAX_EXTRA else MAX_EXTRA][t + 1]
+    return prob_count_above(hidden, int(selection * turns + 0.5), t)
 
 
 def drop_win_chance(
