@@ -59,6 +59,10 @@ class NetConfig:
     """Hidden layer sizes of the value network."""
     activation: str = "tanh"
     """Hidden activation: tanh or relu."""
+    critic: str = "public"
+    """What the value network reads: ``public`` (the learner's observation, like the policy) or
+    ``oracle`` (also the opponents' hands and the next stock card; the policy still reads only
+    the observation; see train/oracle.py)."""
 
 
 @dataclass
@@ -249,6 +253,8 @@ def _validate(cfg: TrainConfig) -> None:
         bad("vec_env", cfg.vec_env, "dummy or subproc")
     if cfg.net.activation not in ("tanh", "relu"):
         bad("net.activation", cfg.net.activation, "tanh or relu")
+    if cfg.net.critic not in ("public", "oracle"):
+        bad("net.critic", cfg.net.critic, "public or oracle")
     for key in (
         "total_steps",
         "n_envs",

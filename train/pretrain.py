@@ -86,6 +86,9 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
     reset_hand = getattr(teacher, "reset_hand", None)
     env = _teacher_env(cfg, bseed)
     gamma = cfg.ppo.gamma
+    oracle = cfg.net.critic == "oracle"
+    if oracle:
+        from .oracle import privileged_features
     obs_l: list[np.ndarray] = []
     mask_l: list[np.ndarray] = []
     act_l: list[int] = []
@@ -103,7 +106,7 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
             mask = env.action_masks()
             info = seat_info(env.game, env.learner_seat)
             a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
-            obs_l.append(obs)
+            obs_l.append(np.concatenate([obs, privileged_features(env.game, env.learner_seat)]) if oracle else obs)
             mask_l.append(mask.astype(bool))
             act_l.append(a)
             obs, reward, done, _, _ = env.step(a)
@@ -111,6 +114,10 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
         ret_l.extend(reward * gamma ** (k - 1 - i) for i in range(k))
     env.close()
     n_obs = env.observation_space.shape[0]
+    if oracle:
+        from .oracle import privileged_size
+
+        n_obs += privileged_size(cfg.players)
     return (
         np.asarray(obs_l, dtype=np.float32).reshape(-1, n_obs),
         np.asarray(mask_l, dtype=bool).reshape(len(act_l), -1),

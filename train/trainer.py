@@ -86,6 +86,10 @@ class _EnvFactory:
             from .shaping import CountShaping
 
             wrapped = CountShaping(wrapped, cfg.players, cfg.shaping_coef, cfg.ppo.gamma)
+        if cfg.net.critic == "oracle":
+            from .oracle import PrivilegedObs
+
+            wrapped = PrivilegedObs(wrapped)
         return Monitor(wrapped, info_keywords=("result_kind",))
 
 
@@ -99,8 +103,18 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
         start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
         lr = _LinearSchedule(start, end)
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.net.activation]
+    policy: Any = "MlpPolicy"
+    policy_kwargs: dict[str, Any] = {
+        "net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
+        "activation_fn": act,
+    }
+    if cfg.net.critic == "oracle":
+        from .oracle import OracleCriticPolicy, oracle_policy_kwargs
+
+        policy = OracleCriticPolicy
+        policy_kwargs.update(oracle_policy_kwargs(cfg.players))
     return MaskablePPO(
-        "MlpPolicy",
+        policy,
         vec_env,
         learning_rate=lr,
         n_steps=cfg.ppo.n_steps,
@@ -113,7 +127,7 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
         vf_coef=cfg.ppo.vf_coef,
         max_grad_norm=cfg.ppo.max_grad_norm,
         target_kl=cfg.ppo.target_kl,
-        policy_kwargs={"net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)}, "activation_fn": act},
+        policy_kwargs=policy_kwargs,
         tensorboard_log=str(run_dir / "tb"),
         seed=cfg.seed,
         device=cfg.device,

@@ -1,0 +1,158 @@
+"""An oracle critic: the value network sees the hidden cards, the policy does not.
+
+With ``net.critic: oracle`` the training env's observation is the learner's
+observation (``tonk_env.engine.view``) followed by privileged features that
+only the trainer may see (:func:`privileged_features`): every opponent's
+hand and count, and the next card of the stock. :class:`OracleCriticPolicy`
+feeds the policy network the first part only, so the trained policy is an
+ordinary agent that reads the ordinary observation (``ppo:`` checkpoints,
+``.npz`` exports and the opponent pool are unchanged), while the value
+network reads all of it.
+
+Why: the payoff of a Tonk hand is mostly decided by cards nobody at the table
+can see, so a critic that sees only the learner's cards explains little of
+the return (its advantages are mostly card luck). A value function of the
+full state is still a valid baseline (it does not depend on the action), and
+bootstrapping from it estimates the same policy gradient, with far less
+noise. This is the "perfect-training-imperfect-execution" critic of
+PerfectDou (Yang et al., NeurIPS 2022) and the asymmetric actor-critic of
+Pinto et al. (2017); see docs/TRAINING.md for what it changed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from tonk_env.engine import GameState, hand_value, obs_layout
+
+CRITICS = ("public", "oracle")
+
+
+def privileged_size(num_players: int) -> int:
+    """Floats :func:`privileged_features` appends for ``num_players``."""
+    return 53 * (num_players - 1) + 52
+
+
+def privileged_features(s: GameState, seat: int) -> np.ndarray:
+    """What the learner at ``seat`` cannot see: opponents' hands (52 bits each, in
+    seat order after ``seat``), their counts / 50, and the next stock card (one-hot,
+    zeros when the stock is empty)."""
+    n = s.n
+    out = np.zeros(privileged_size(n), dtype=np.float32)
+    pos = 0
+    for i in range(1, n):
+        h = s.hands[(seat + i) % n]
+        out[pos : pos + 52] = np.unpackbits(
+            np.frombuffer(h.to_bytes(7, "little"), dtype=np.uint8), bitorder="little"
+        )[:52]
+        out[52 * (n - 1) + i - 1] = hand_value(h) / 50
+        pos += 52
+    if s.stock:
+        out[53 * (n - 1) + s.stock[-1]] = 1.0
+    return out
+
+
+class PrivilegedObs(gym.ObservationWrapper):
+    """Appends :func:`privileged_features` to a ``TonkSingleAgentEnv``'s observation (training only)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        base = env.observation_space
+        extra = privileged_size(env.unwrapped.num_players)  # type: ignore[attr-defined]
+        self.observation_space = gym.spaces.Box(
+            low=np.concatenate([base.low, np.zeros(extra, np.float32)]),  # type: ignore[attr-defined]
+            high=np.concatenate([base.high, np.ones(extra, np.float32)]),  # type: ignore[attr-defined]
+            dtype=np.float32,
+        )
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        core = self.env.unwrapped
+        extra = privileged_features(core.game, core.learner_seat)  # type: ignore[attr-defined]
+        return np.concatenate([observation, extra])
+
+    def action_masks(self) -> np.ndarray:
+        """Forward the mask (sb3-contrib reads it from the outermost env)."""
+        return self.env.action_masks()  # type: ignore[attr-defined]
+
+
+class PublicSlice(BaseFeaturesExtractor):
+    """The first ``size`` floats of the observation (the learner's own view)."""
+
+    def __init__(self, observation_space: gym.spaces.Box, size: int) -> None:
+        super().__init__(observation_space, size)
+        self.size = size
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return observations[:, : self.size].float()
+
+
+class _SplitMlp(nn.Module):
+    """SB3's ``MlpExtractor`` with different input sizes for the policy and value networks."""
+
+    def __init__(self, actor_dim: int, critic_dim: int, net_arch: dict[str, list[int]], activation_fn: Any) -> None:
+        super().__init__()
+        self.policy_net = _mlp(actor_dim, net_arch.get("pi", []), activation_fn)
+        self.value_net = _mlp(critic_dim, net_arch.get("vf", []), activation_fn)
+        self.latent_dim_pi = net_arch["pi"][-1] if net_arch.get("pi") else actor_dim
+        self.latent_dim_vf = net_arch["vf"][-1] if net_arch.get("vf") else critic_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        raise RuntimeError("the oracle critic's policy and value networks read different features")
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.policy_net(features)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(features)
+
+
+def _mlp(dim: int, sizes: list[int], activation_fn: Any) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for size in sizes:
+        layers += [nn.Linear(dim, size), activation_fn()]
+        dim = size
+    return nn.Sequential(*layers)
+
+
+class OracleCriticPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy whose actor reads the first ``actor_dim`` floats and whose critic reads all.
+
+    The weights keep SB3's names (``mlp_extractor.policy_net.*``, ``action_net``),
+    so the actor loads as an ordinary ``ppo:`` agent."""
+
+    def __init__(self, *args: Any, actor_dim: int = 0, **kwargs: Any) -> None:
+        if actor_dim < 1:
+            raise ValueError("OracleCriticPolicy needs actor_dim (the public observation size)")
+        self.actor_dim = actor_dim
+        kwargs["share_features_extractor"] = False
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        # Called by _build(), after both feature extractors exist (two flatten
+        # layers without weights): the policy's becomes the public slice.
+        self.features_extractor = self.pi_features_extractor = PublicSlice(self.observation_space, self.actor_dim)  # type: ignore[arg-type]
+        critic_dim = int(np.prod(self.observation_space.shape))  # type: ignore[arg-type]
+        if critic_dim <= self.actor_dim:
+            raise ValueError(
+                f"OracleCriticPolicy: the observation ({critic_dim} floats) has no privileged part "
+                f"after the first {self.actor_dim}; wrap the env in train.oracle.PrivilegedObs"
+            )
+        self.mlp_extractor = _SplitMlp(self.actor_dim, critic_dim, self.net_arch, self.activation_fn)  # type: ignore[arg-type]
+        self.mlp_extractor.to(self.device)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data["actor_dim"] = self.actor_dim
+        return data
+
+
+def oracle_policy_kwargs(num_players: int) -> dict[str, Any]:
+    """The extra ``policy_kwargs`` of an oracle-critic MaskablePPO for ``num_players``."""
+    return {"actor_dim": obs_layout(num_players).size}
