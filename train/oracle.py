@@ -16,7 +16,7 @@ full state is still a valid baseline (it does not depend on the action), and
 bootstrapping from it estimates the same policy gradient, with far less
 noise. This is the "perfect-training-imperfect-execution" critic of
 PerfectDou (Yang et al., NeurIPS 2022) and the asymmetric actor-critic of
-Pinto et al. (2017); see docs/TRAINING.md for what it changed here.
+Pinto et al. (2017); README.md, "Training", reports what it changed here.
 """
 
 from __future__ import annotations
