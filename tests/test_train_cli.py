@@ -132,7 +132,7 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
             "train",
             "configs/quick.yaml",
             "total_steps=40960",
-            "n_envs=16",
+            "n_envs=64",
             "eval.every=0",
             "eval.hands=8",
             "eval.opponents=[random]",
