@@ -133,6 +133,7 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
             "configs/quick.yaml",
             "total_steps=40960",
             "n_envs=64",
+            "ppo.batch_size=2048",
             "eval.every=0",
             "eval.hands=8",
             "eval.opponents=[random]",
