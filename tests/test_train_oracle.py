@@ -40,7 +40,9 @@ def test_privileged_features_are_the_hidden_cards(n: int) -> None:
 def test_privileged_obs_wrapper_appends_them() -> None:
     from agents.registry import make_agent
 
-    env = PrivilegedObs(TonkSingleAgentEnv(num_players=2, opponents=make_agent("random", seed=1), learner_seat="random"))
+    env = PrivilegedObs(
+        TonkSingleAgentEnv(num_players=2, opponents=make_agent("random", seed=1), learner_seat="random")
+    )
     size = obs_layout(2).size
     assert env.observation_space.shape == (size + privileged_size(2),)
     obs, _ = env.reset(seed=3)
@@ -69,7 +71,9 @@ def test_policy_reads_the_observation_and_critic_everything() -> None:
     b = a.clone()
     b[:, size:] = torch.as_tensor(rng.random((4, full - size), dtype=np.float32))
     with torch.no_grad():
-        assert torch.equal(pol.get_distribution(a).distribution.logits, pol.get_distribution(b).distribution.logits)
+        assert torch.equal(
+            pol.get_distribution(a).distribution.logits, pol.get_distribution(b).distribution.logits
+        )
         assert not torch.equal(pol.predict_values(a), pol.predict_values(b))
         values, _, _ = pol.evaluate_actions(a, torch.zeros(4, dtype=torch.long))
         assert torch.allclose(values, pol.predict_values(a))

@@ -13,10 +13,10 @@ Why: the payoff of a Tonk hand is mostly decided by cards nobody at the table
 can see, so a critic that sees only the learner's cards explains little of
 the return (its advantages are mostly card luck). A value function of the
 full state is still a valid baseline (it does not depend on the action), and
-bootstrapping from it estimates the same policy gradient, with far less
-noise. This is the "perfect-training-imperfect-execution" critic of
-PerfectDou (Yang et al., NeurIPS 2022) and the asymmetric actor-critic of
-Pinto et al. (2017); README.md, "Training", reports what it changed here.
+bootstrapping from it estimates the same policy gradient with less noise.
+This is the "perfect-training-imperfect-execution" critic of PerfectDou
+(Yang et al., NeurIPS 2022) and the asymmetric actor-critic of Pinto et al.
+(2017); README.md, "Training", reports what it changed here.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from tonk_env.engine import GameState, hand_value, obs_layout
-
-CRITICS = ("public", "oracle")
+from tonk_env.engine.view import unpack_masks
 
 
 def privileged_size(num_players: int) -> int:
@@ -46,14 +45,9 @@ def privileged_features(s: GameState, seat: int) -> np.ndarray:
     zeros when the stock is empty)."""
     n = s.n
     out = np.zeros(privileged_size(n), dtype=np.float32)
-    pos = 0
-    for i in range(1, n):
-        h = s.hands[(seat + i) % n]
-        out[pos : pos + 52] = np.unpackbits(
-            np.frombuffer(h.to_bytes(7, "little"), dtype=np.uint8), bitorder="little"
-        )[:52]
-        out[52 * (n - 1) + i - 1] = hand_value(h) / 50
-        pos += 52
+    hands = [s.hands[(seat + i) % n] for i in range(1, n)]
+    nb = unpack_masks(hands, out)
+    out[nb : nb + n - 1] = [hand_value(h) / 50 for h in hands]
     if s.stock:
         out[53 * (n - 1) + s.stock[-1]] = 1.0
     return out
@@ -96,7 +90,9 @@ class PublicSlice(BaseFeaturesExtractor):
 class _SplitMlp(nn.Module):
     """SB3's ``MlpExtractor`` with different input sizes for the policy and value networks."""
 
-    def __init__(self, actor_dim: int, critic_dim: int, net_arch: dict[str, list[int]], activation_fn: Any) -> None:
+    def __init__(
+        self, actor_dim: int, critic_dim: int, net_arch: dict[str, list[int]], activation_fn: Any
+    ) -> None:
         super().__init__()
         self.policy_net = _mlp(actor_dim, net_arch.get("pi", []), activation_fn)
         self.value_net = _mlp(critic_dim, net_arch.get("vf", []), activation_fn)
@@ -137,7 +133,9 @@ class OracleCriticPolicy(MaskableActorCriticPolicy):
     def _build_mlp_extractor(self) -> None:
         # Called by _build(), after both feature extractors exist (two flatten
         # layers without weights): the policy's becomes the public slice.
-        self.features_extractor = self.pi_features_extractor = PublicSlice(self.observation_space, self.actor_dim)  # type: ignore[arg-type]
+        self.features_extractor = self.pi_features_extractor = PublicSlice(
+            self.observation_space, self.actor_dim
+        )  # type: ignore[arg-type]
         critic_dim = int(np.prod(self.observation_space.shape))  # type: ignore[arg-type]
         if critic_dim <= self.actor_dim:
             raise ValueError(

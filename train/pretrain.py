@@ -106,7 +106,9 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
             mask = env.action_masks()
             info = seat_info(env.game, env.learner_seat)
             a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
-            obs_l.append(np.concatenate([obs, privileged_features(env.game, env.learner_seat)]) if oracle else obs)
+            if oracle:  # the value head is fitted on what the oracle critic reads
+                obs = np.concatenate([obs, privileged_features(env.game, env.learner_seat)])
+            obs_l.append(obs)
             mask_l.append(mask.astype(bool))
             act_l.append(a)
             obs, reward, done, _, _ = env.step(a)

@@ -122,6 +122,20 @@ def obs_layout(n: int) -> ObsLayout:
     return ObsLayout(n)
 
 
+def unpack_masks(masks: list[int], out: np.ndarray) -> int:
+    """Write 52-card masks side by side into ``out`` (52 0/1 floats each, in order); returns 52 * len(masks).
+
+    The masks are concatenated into one integer and unpacked with one numpy call."""
+    big = 0
+    for m in reversed(masks):
+        big = (big << 52) | m
+    nb = 52 * len(masks)
+    out[:nb] = np.unpackbits(
+        np.frombuffer(big.to_bytes(nb // 8 + 1, "little"), dtype=np.uint8), bitorder="little"
+    )[:nb]
+    return nb
+
+
 def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     """The float32 observation tensor of ``seat`` (see the module docstring)."""
     n = s.n
@@ -131,20 +145,10 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     order = [(seat + i) % n for i in range(n)]
     known = s.known
     owner = s.spread_owner_masks
-    # Concatenate every 52-card mask into one integer (last slice first), then
-    # unpack all of it with one numpy call.
-    big = 0
-    for o in reversed(order):
-        big = (big << 52) | owner[o]
-    for o in reversed(order[1:]):
-        big = (big << 52) | known[o]
-    big = (big << 52) | s.discarded
-    big = (big << 52) | (1 << s.pile[-1] if s.pile else 0)
-    big = (big << 52) | s.hands[seat]
-    nb = 52 * lay.num_masks
-    out[:nb] = np.unpackbits(
-        np.frombuffer(big.to_bytes(nb // 8 + 1, "little"), dtype=np.uint8), bitorder="little"
-    )[:nb]
+    masks = [s.hands[seat], 1 << s.pile[-1] if s.pile else 0, s.discarded]
+    masks += [known[o] for o in order[1:]]
+    masks += [owner[o] for o in order]
+    nb = unpack_masks(masks, out)
     hands = s.hands
     waits = s.waits
     tail = [hands[o].bit_count() * 0.1 for o in order]
