@@ -26,12 +26,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from tonk_env.engine import GameState, hand_value, obs_layout
 from tonk_env.engine.view import unpack_masks
+
+from .policy import TonkMaskablePolicy
 
 
 def privileged_size(num_players: int) -> int:
@@ -117,7 +118,7 @@ def _mlp(dim: int, sizes: list[int], activation_fn: Any) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-class OracleCriticPolicy(MaskableActorCriticPolicy):
+class OracleCriticPolicy(TonkMaskablePolicy):
     """MaskablePPO policy whose actor reads the first ``actor_dim`` floats and whose critic reads all.
 
     The weights keep SB3's names (``mlp_extractor.policy_net.*``, ``action_net``),

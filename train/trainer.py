@@ -103,7 +103,9 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
         start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
         lr = _LinearSchedule(start, end)
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.net.activation]
-    policy: Any = "MlpPolicy"
+    from .policy import TonkMaskablePolicy
+
+    policy: Any = TonkMaskablePolicy
     policy_kwargs: dict[str, Any] = {
         "net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
         "activation_fn": act,

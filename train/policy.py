@@ -1,0 +1,100 @@
+"""The MaskablePPO policy of ``tonk train``: sb3-contrib's, with a faster masked distribution.
+
+Tonk has 540 action ids and a handful legal at a time, so every policy call
+masks ~530 logits to sb3-contrib's ``-1e8``. Torch's ``Categorical`` then
+normalises with ``logsumexp``, whose CPU kernel is about ten times slower
+on such logits than on ordinary ones (measured with torch 2.13 on the 2-core
+VM: 0.52 ms instead of 0.06 ms for a 128 x 540 batch), the constructor
+runs three times per call (raw logits, "no mask", masked) with argument
+validation each time, and ``sample()`` draws with ``torch.multinomial``
+(1.45 ms for 128 x 540). Profiling ``quick.yaml`` put these at about a
+tenth of the training time.
+
+:class:`FastMaskableCategorical` is the same distribution with
+
+- ``log_softmax`` for the normalisation (same values, vectorised kernel),
+  done once per masking, without argument validation;
+- ``sample()`` by inverse CDF: one uniform per row against the cumulative
+  probabilities (``searchsorted``), which draws each action with its
+  probability; masked actions have probability exactly 0 and are never drawn.
+
+:class:`TonkMaskablePolicy` is ``MaskableActorCriticPolicy`` with that
+distribution; its weights, their names and its checkpoints are unchanged, so
+``ppo:`` loading, export and ``--resume`` of older runs work as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from sb3_contrib.common.maskable.distributions import (
+    MaskableCategorical,
+    MaskableCategoricalDistribution,
+    MaybeMasks,
+)
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch.distributions import Distribution
+
+__all__ = [
+    "MASKED_LOGIT", "FastMaskableCategorical", "FastMaskableCategoricalDistribution", "TonkMaskablePolicy",
+]  # fmt: skip
+
+#: The logit of a masked action (sb3-contrib's value): its probability underflows to exactly 0.
+MASKED_LOGIT = -1e8
+
+
+class FastMaskableCategorical(MaskableCategorical):
+    """sb3-contrib's ``MaskableCategorical`` with vectorised normalisation and sampling.
+
+    Takes ``logits`` of shape ``(batch, actions)``; arguments are not validated
+    (the policy network produces them)."""
+
+    def __init__(self, logits: torch.Tensor, masks: MaybeMasks = None) -> None:  # noqa: D107
+        self.masks: torch.Tensor | None = None
+        self._original_logits = logits
+        self.apply_masking(masks)
+
+    def apply_masking(self, masks: MaybeMasks) -> None:
+        """Keep the logits of the actions where ``masks`` is true; the others get probability 0."""
+        logits = self._original_logits
+        if masks is None:
+            self.masks = None
+        else:
+            self.masks = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(logits.shape)
+            logits = logits.masked_fill(~self.masks, MASKED_LOGIT)
+        self.__dict__.pop("probs", None)  # a cached lazy property of the previous logits
+        self.logits = torch.log_softmax(logits, dim=-1)
+        self._param = self.logits
+        self._num_events = logits.shape[-1]
+        Distribution.__init__(self, logits.shape[:-1], validate_args=False)
+
+    def sample(self, sample_shape: torch.Size | tuple[int, ...] = ()) -> torch.Tensor:
+        """One action per row by inverse CDF (``torch.multinomial`` for other sample shapes)."""
+        if torch.Size(sample_shape).numel() != 1 or self.logits.dim() != 2:
+            return super().sample(torch.Size(sample_shape))
+        cdf = self.probs.cumsum(-1)
+        total = cdf[:, -1:]
+        # u < total, so the first index whose cumulative probability exceeds u
+        # is an action of positive probability (the CDF is flat over masked ones).
+        u = torch.rand(total.shape, dtype=cdf.dtype, device=cdf.device) * (total * (1.0 - 1e-6))
+        idx = torch.searchsorted(cdf, u, right=True).clamp_(max=self._num_events - 1)
+        out = idx.squeeze(-1)
+        return out.reshape(torch.Size(sample_shape) + out.shape) if len(sample_shape) else out
+
+
+class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
+    """SB3's masked categorical action distribution, built on :class:`FastMaskableCategorical`."""
+
+    def proba_distribution(self, action_logits: torch.Tensor) -> FastMaskableCategoricalDistribution:
+        """The distribution of these logits (masks are applied by the policy afterwards)."""
+        self.distribution = FastMaskableCategorical(action_logits.view(-1, self.action_dim))
+        return self
+
+
+class TonkMaskablePolicy(MaskableActorCriticPolicy):
+    """``MaskableActorCriticPolicy`` whose action distribution is :class:`FastMaskableCategorical`."""
+
+    def _build(self, lr_schedule: Any) -> None:
+        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))  # type: ignore[attr-defined]
+        super()._build(lr_schedule)
