@@ -64,6 +64,28 @@ def test_fit_learns_to_imitate_the_teacher() -> None:
     assert set(stats["val_accuracy_by_kind"]) <= {"drop", "draw", "take", "discard", "hit", "spread"}
 
 
+def test_smoothing_keeps_the_teachers_choice_and_leaves_room_to_explore() -> None:
+    """With label smoothing the clone still picks the teacher's action but gives the others mass."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from tonk_env.single import TonkSingleAgentEnv
+
+    demos = collect_demos(_cfg(), hands=800, seed=5, progress=False)
+    off = {}
+    for eps in (0.0, 0.2):
+        cfg = _cfg("pretrain.epochs=8", "pretrain.batch_size=256", f"pretrain.smoothing={eps}")
+        model = MaskablePPO("MlpPolicy", TonkSingleAgentEnv(), policy_kwargs={"net_arch": [64]}, seed=0)
+        stats = fit_demos(model.policy, demos, cfg, seed=0, progress=False)
+        assert stats["val_accuracy"] > 0.75, (eps, stats)
+        with torch.no_grad():
+            o = torch.as_tensor(demos.obs)
+            probs = model.policy.get_distribution(o, action_masks=demos.masks).distribution.probs
+        several = demos.masks.sum(1) > 1
+        off[eps] = float((1 - probs.max(dim=1).values)[torch.as_tensor(several)].mean())
+    assert off[0.2] > off[0.0] + 0.05, off
+
+
 def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
     rc = main(
         [
@@ -86,6 +108,7 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
         ("pretrain.teacher=heuristic:nope", "pretrain.teacher"),
         ("pretrain.hands=0", "pretrain.hands"),
         ("pretrain.learning_rate=0", "pretrain.learning_rate"),
+        ("pretrain.smoothing=1", "pretrain.smoothing"),
         ("pretrain.rate=1", "unknown config key 'pretrain.rate'"),
     ],
 )

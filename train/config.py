@@ -117,6 +117,10 @@ class PretrainConfig:
     """Adam step size of the cloning fit."""
     value: bool = True
     """Also fit the value head to the teacher's discounted payoffs."""
+    smoothing: float = 0.0
+    """Label smoothing: the target puts ``1 - smoothing`` on the teacher's action and spreads
+    ``smoothing`` evenly over the legal actions, so the cloned policy keeps exploring (its
+    argmax is still the teacher's action)."""
     workers: int = 2
     """Processes that play the teacher's hands (the data do not depend on it)."""
 
@@ -293,6 +297,8 @@ def _validate(cfg: TrainConfig) -> None:
         bad("init_from", cfg.init_from, "empty when pretrain.teacher is set (choose one warm start)")
     if cfg.pretrain.learning_rate <= 0:
         bad("pretrain.learning_rate", cfg.pretrain.learning_rate, "a number > 0")
+    if not 0 <= cfg.pretrain.smoothing < 1:
+        bad("pretrain.smoothing", cfg.pretrain.smoothing, "a number >= 0 and < 1")
     if cfg.pretrain.teacher:
         from agents.registry import check_spec
 
