@@ -211,17 +211,13 @@ def fit_demos(
         batches = 0
         for i in range(0, len(perm), pc.batch_size):
             o, m, a, r = tensors(perm[i : i + pc.batch_size])
-            if pc.smoothing > 0:
-                # cross-entropy with the smoothed target (teacher's action and the legal ones)
-                log_p = policy.get_distribution(o, action_masks=m).distribution.logits
-                values = policy.predict_values(o)
-                legal = m.to(log_p.dtype)
-                mean_legal = (log_p * legal).sum(-1) / legal.sum(-1)
-                teacher = log_p.gather(1, a.long().unsqueeze(1)).squeeze(1)
-                loss_pi = -((1 - pc.smoothing) * teacher + pc.smoothing * mean_legal).mean()
-            else:
-                values, log_prob, _ = policy.evaluate_actions(o, a, action_masks=m)
-                loss_pi = -log_prob.mean()
+            # cross-entropy with the (smoothed) target: the teacher's action and the legal ones
+            log_p = policy.get_distribution(o, action_masks=m).distribution.logits
+            values = policy.predict_values(o)
+            legal = m.to(log_p.dtype)
+            mean_legal = (log_p * legal).sum(-1) / legal.sum(-1)
+            teacher = log_p.gather(1, a.long().unsqueeze(1)).squeeze(1)
+            loss_pi = -((1 - pc.smoothing) * teacher + pc.smoothing * mean_legal).mean()
             loss_v = F.mse_loss(values.flatten(), r)
             loss = loss_pi + vf_coef * loss_v
             opt.zero_grad()
