@@ -11,7 +11,7 @@ from tiny import TINY
 
 from tonk_cli.main import main
 from train.config import load_config
-from train.pretrain import collect_demos, fit_demos
+from train.pretrain import START_ACTIONS, Demos, collect_demos, fit_demos, improve_demos, start_values
 
 
 def _cfg(*extra: str):  # noqa: ANN202
@@ -102,6 +102,91 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
     assert (run / "best.zip").is_file()
 
 
+def test_start_values_pay_a_drop_exactly_and_play_the_rest_out() -> None:
+    import random
+
+    from tonk_env.engine import make_rules, new_game
+    from tonk_env.engine.actions import DISCARD, DRAW, DROP, TAKE
+
+    rules = make_rules("standard")
+    checked = 0
+    for seed in range(40):
+        g = new_game(rules, 2, seed=seed)
+        if g.phase != 0:
+            continue
+        g.play(DRAW)  # first turn: draw, discard the first legal card; the opponent is to start
+        while g.phase == 1:
+            g.play(next(a for a in g.legal_actions() if DISCARD <= a < DISCARD + 52))
+        if g.phase != 0:
+            continue
+        seat, legal = g.cur, g.legal_actions()
+        before = (g.stock.copy(), list(g.hands), len(g.history))
+        v = start_values(g, seat, legal, 12, random.Random(1))
+        assert (g.stock, list(g.hands), len(g.history)) == before  # the game itself is untouched
+        dropped = g.copy()
+        dropped.play(DROP)
+        assert v[START_ACTIONS.index(DROP)] == dropped.result.payoffs[seat]
+        for a in (DRAW, TAKE):
+            x = v[START_ACTIONS.index(a)]
+            assert np.isnan(x) if a not in legal else abs(x) <= 10
+        again = start_values(g, seat, legal, 12, random.Random(1))
+        assert np.array_equal(v, again, equal_nan=True)  # same generator, same playouts
+        checked += 1
+    assert checked >= 10
+
+
+def test_improvement_follows_the_values_and_leaves_other_decisions() -> None:
+    """Synthetic values: dropping pays +1 when feature 0 is set, -1 otherwise; drawing 0; take illegal.
+
+    The teacher always draws; the improved actions drop exactly where feature 0 is set,
+    and the rows that are not start decisions keep their action."""
+    from tonk_env.engine.actions import DISCARD, DRAW, DROP
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    obs = rng.random((n, 6), dtype=np.float32)
+    flag = rng.random(n) < 0.5
+    obs[:, 0] = flag
+    actions = np.full(n, DRAW, dtype=np.int64)
+    values = np.full((n, 3), np.nan, dtype=np.float32)
+    start = rng.random(n) < 0.8
+    # noisy, like playouts
+    values[start, 0] = np.where(flag[start], 1.0, -1.0) + rng.normal(0, 0.5, start.sum())
+    values[start, 1] = rng.normal(0, 0.5, start.sum())
+    actions[~start] = DISCARD + 5
+    demos = Demos(obs, np.ones((n, 540), bool), actions.copy(), np.zeros(n, np.float32), values)
+    cfg = _cfg("pretrain.improve_rollouts=4", "pretrain.improve_epochs=30")
+    stats = improve_demos(demos, cfg, 6, 0, False)
+    assert np.all(demos.actions[~start] == DISCARD + 5)
+    assert np.mean(demos.actions[start & flag] == DROP) > 0.98
+    assert np.mean(demos.actions[start & ~flag] == DRAW) > 0.98
+    assert stats["start_decisions"] == start.sum()
+    assert abs(stats["changed_share"] - np.mean(flag[start])) < 0.02
+    assert stats["changes"].keys() == {"draw->drop"}
+    lo, hi = stats["val_gain_ci95"]
+    assert 0.4 < lo < stats["val_gain"] < hi  # about +1 on half the held-out rows
+    with pytest.raises(ValueError, match="improve_rollouts"):
+        improve_demos(Demos(obs, demos.masks, actions, demos.returns), _cfg(), 6, 0, False)
+
+
+def test_train_with_improvement_records_it(tmp_path: Path) -> None:
+    rc = main(
+        [
+            "train", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "pretrain.teacher=heuristic:fast",
+            "pretrain.hands=60", "pretrain.epochs=1", "pretrain.improve_rollouts=2",
+            "pretrain.improve_epochs=2", "--no-progress",
+        ]
+    )  # fmt: skip
+    assert rc == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    stats = json.loads((run / "pretrain.json").read_text())
+    imp = stats["improve"]
+    assert imp["start_decisions"] > 60 and imp["playouts"] == 2 and len(imp["value_epochs"]) == 2
+    assert 0 <= imp["changed_share"] <= 1 and imp["val_gain_ci95"][0] <= imp["val_gain"]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["improve_changed_share"] == imp["changed_share"]
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
@@ -109,6 +194,9 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
         ("pretrain.hands=0", "pretrain.hands"),
         ("pretrain.learning_rate=0", "pretrain.learning_rate"),
         ("pretrain.smoothing=1", "pretrain.smoothing"),
+        ("pretrain.improve_rollouts=-1", "pretrain.improve_rollouts"),
+        ("pretrain.improve_margin=-0.1", "pretrain.improve_margin"),
+        ("pretrain.improve_epochs=0", "pretrain.improve_epochs"),
         ("pretrain.rate=1", "unknown config key 'pretrain.rate'"),
     ],
 )

@@ -123,6 +123,16 @@ class PretrainConfig:
     argmax is still the teacher's action)."""
     workers: int = 2
     """Processes that play the teacher's hands (the data do not depend on it)."""
+    improve_rollouts: int = 0
+    """One step of policy improvement before cloning (0 = off): at each start-of-turn
+    decision of the data, every legal start action (drop, draw, take) is valued by this
+    many playouts of the true position with ``heuristic:fast`` for every seat (a drop
+    exactly); a value network fitted to those values replaces the teacher's start action
+    where another is worth more than ``improve_margin`` (see train/pretrain.py)."""
+    improve_margin: float = 0.05
+    """Stakes by which the fitted value of another start action must beat the teacher's."""
+    improve_epochs: int = 6
+    """Passes of the value network's fit (the epoch with the lowest held-out error is kept)."""
 
 
 @dataclass
@@ -276,6 +286,7 @@ def _validate(cfg: TrainConfig) -> None:
         "pretrain.epochs",
         "pretrain.batch_size",
         "pretrain.workers",
+        "pretrain.improve_epochs",
     ):
         obj: Any = cfg
         for part in key.split("."):
@@ -299,6 +310,10 @@ def _validate(cfg: TrainConfig) -> None:
         bad("pretrain.learning_rate", cfg.pretrain.learning_rate, "a number > 0")
     if not 0 <= cfg.pretrain.smoothing < 1:
         bad("pretrain.smoothing", cfg.pretrain.smoothing, "a number >= 0 and < 1")
+    if cfg.pretrain.improve_rollouts < 0:
+        bad("pretrain.improve_rollouts", cfg.pretrain.improve_rollouts, "an integer >= 0 (0 = off)")
+    if cfg.pretrain.improve_margin < 0:
+        bad("pretrain.improve_margin", cfg.pretrain.improve_margin, "a number >= 0")
     if cfg.pretrain.teacher:
         from agents.registry import check_spec
 

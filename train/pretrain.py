@@ -14,6 +14,22 @@ README, "Training"). With ``pretrain.teacher`` set, :func:`pretrain` first
    tries the alternatives) and the value head by regression on the
    discounted payoffs, for ``pretrain.epochs`` passes;
 
+With ``pretrain.improve_rollouts`` > 0 a step of policy improvement comes
+between 1 and 2 (:func:`improve_demos`): at every start-of-turn decision of
+the data each legal start action (drop, draw, take) is valued on the true
+position, a drop exactly and the others by ``improve_rollouts`` playouts
+(the stock reshuffled each time; ``heuristic:fast`` plays every seat, reading
+only its own seat's knowledge). Those values are unbiased but noisy samples
+of what the action is worth from the learner's information state (the
+hidden cards are as the deal made them), so a value network fitted to them
+from the learner's observation estimates that worth; the teacher's start
+action is replaced where the network values another by more than
+``pretrain.improve_margin``. The policy then clones the improved choices.
+This is the step a rollout search takes at every decision (``search:ismcts``
+samples worlds where the data had real ones), learned once. Measured on 200,000
+hands with 8 playouts: fast with the learned start choices scored +0.03
+stakes/hand against both fast and expert (README, "Training").
+
 then PPO starts from that network, and the self-play pool's "latest" copy
 starts as the cloned policy. Pretraining happens once, at the start of a
 fresh run (``--resume`` never repeats it); ``pretrain.json`` in the run
@@ -33,19 +49,39 @@ from typing import Any
 
 import numpy as np
 
+from tonk_env.engine.actions import DRAW, DROP, TAKE
+
 from .config import TrainConfig
 
-__all__ = ["Demos", "collect_demos", "fit_demos", "pretrain"]
+__all__ = [
+    "START_ACTIONS", "Demos", "collect_demos", "fit_demos", "improve_demos", "pretrain", "start_values",
+]  # fmt: skip
+
+#: The start-of-turn actions valued by the improvement step, in the order of ``Demos.values``' columns.
+START_ACTIONS = (DROP, DRAW, TAKE)
 
 
 class Demos:
-    """Recorded teacher decisions: observations, masks, actions, returns."""
+    """Recorded teacher decisions: observations, masks, actions, returns.
 
-    def __init__(self, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, returns: np.ndarray) -> None:
+    ``values`` (rows x 3, with ``pretrain.improve_rollouts``) holds the playout
+    values of drop, draw and take at start-of-turn decisions, NaN where an
+    action was illegal or the row is not such a decision.
+    """
+
+    def __init__(
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        actions: np.ndarray,
+        returns: np.ndarray,
+        values: np.ndarray | None = None,
+    ) -> None:
         self.obs = obs
         self.masks = masks
         self.actions = actions
         self.returns = returns
+        self.values = values
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -70,6 +106,47 @@ def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
     )
 
 
+def start_values(game: Any, seat: int, legal: Any, playouts: int, rng: Any) -> np.ndarray:
+    """Values for ``seat`` of drop, draw and take (NaN where illegal) on the true ``game``.
+
+    A drop is paid exactly. Draw and take are each played ``playouts`` times on
+    copies with the stock reshuffled, and the hand is finished with the fast
+    policy (:func:`agents.search.rollout`) for every seat; the mean payoff.
+    The same reshuffles serve both actions (common random numbers).
+    """
+    from agents.search import FastParams, rollout, turns_adding_all
+
+    out = np.full(len(START_ACTIONS), np.nan, dtype=np.float32)
+    fp = FastParams()
+    turns0 = turns_adding_all(game.history, game.n)
+    orders = []
+    for _ in range(playouts):
+        stock = game.stock.copy()
+        rng.shuffle(stock)
+        orders.append(stock)
+    for j, a in enumerate(START_ACTIONS):
+        if a not in legal:
+            continue
+        if a == DROP:
+            t = game.copy()
+            t.play(DROP)
+            out[j] = t.result.payoffs[seat]
+            continue
+        tot = 0.0
+        for stock in orders:
+            t = game.copy()
+            t.stock = stock.copy()
+            t.play(a)
+            if t.phase == 2:
+                tot += t.result.payoffs[seat]
+            else:
+                turns = turns0.copy()
+                turns[seat] += 1
+                tot += rollout(t, seat, fp, turns)
+        out[j] = tot / playouts
+    return out
+
+
 #: Hands per block of the data: each block has its own seeds, so the data do not depend on ``workers``.
 BLOCK_HANDS = 500
 
@@ -91,6 +168,13 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
     oracle = cfg.net.critic == "oracle"
     if oracle:
         from .oracle import privileged_features
+    playouts = cfg.pretrain.improve_rollouts
+    if playouts:
+        import random
+
+        rng = random.Random(bseed + 29)
+        val_l: list[np.ndarray] = []
+        none = np.full(len(START_ACTIONS), np.nan, dtype=np.float32)
     obs_l: list[np.ndarray] = []
     mask_l: list[np.ndarray] = []
     act_l: list[int] = []
@@ -101,20 +185,24 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
             continue
         if reset_hand is not None:
             reset_hand(env.learner_seat, cfg.players, env.rules)
-        start = len(act_l)
+        first = len(act_l)
         done = False
         reward = 0.0
         while not done:
             mask = env.action_masks()
             info = seat_info(env.game, env.learner_seat)
             a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
+            if playouts:
+                start = env.game.phase == 0 and a in START_ACTIONS and len(info.legal) > 1
+                g = env.game
+                val_l.append(start_values(g, env.learner_seat, info.legal, playouts, rng) if start else none)
             if oracle:  # the value head is fitted on what the oracle critic reads
                 obs = np.concatenate([obs, privileged_features(env.game, env.learner_seat)])
             obs_l.append(obs)
             mask_l.append(mask.astype(bool))
             act_l.append(a)
             obs, reward, done, _, _ = env.step(a)
-        k = len(act_l) - start
+        k = len(act_l) - first
         ret_l.extend(reward * gamma ** (k - 1 - i) for i in range(k))
     env.close()
     n_obs = env.observation_space.shape[0]
@@ -127,6 +215,7 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
         np.asarray(mask_l, dtype=bool).reshape(len(act_l), -1),
         np.asarray(act_l, dtype=np.int64),
         np.asarray(ret_l, dtype=np.float32),
+        np.asarray(val_l, dtype=np.float32).reshape(-1, len(START_ACTIONS)) if playouts else None,
     )
 
 
@@ -168,6 +257,8 @@ def collect_demos(
     if bar is not None:
         bar.close()
     demos = Demos(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
+    if cfg.pretrain.improve_rollouts:
+        demos.values = np.concatenate([p[4] for p in parts])
     if not len(demos):
         raise ValueError(f"pretrain: {hands} hands gave no learner decision; raise pretrain.hands")
     return demos
@@ -253,6 +344,108 @@ def fit_demos(
     return out
 
 
+def improve_demos(
+    demos: Demos, cfg: TrainConfig, n_obs: int, seed: int, progress: bool = True
+) -> dict[str, Any]:
+    """Replace the teacher's start actions where a fitted value says another is better.
+
+    A value network (the first ``n_obs`` observation columns, two hidden layers
+    of 256, one output per start action) is fitted by masked mean squared
+    error to ``demos.values`` for ``pretrain.improve_epochs`` passes, keeping
+    the epoch with the lowest error on a held-out 10%. Where it values another
+    legal start action more than the teacher's by over ``pretrain.improve_margin``
+    the action in ``demos`` is changed in place. Returns the fit's errors, the
+    share of start decisions changed and, on the held-out rows, the mean
+    playout value of the improved choices minus the teacher's with its 95%
+    interval (an unbiased estimate of the gain of one improved decision when
+    ``heuristic:fast`` plays on).
+    """
+    import torch
+    import torch.nn as nn
+
+    if demos.values is None:
+        raise ValueError("improve_demos: the demos carry no start values (pretrain.improve_rollouts is 0)")
+    pc = cfg.pretrain
+    rows = np.flatnonzero(~np.isnan(demos.values).all(axis=1))
+    if len(rows) < 20:
+        raise ValueError(
+            f"pretrain: only {len(rows)} start-of-turn decisions to improve on; raise pretrain.hands"
+        )
+    obs = torch.as_tensor(demos.obs[rows, :n_obs])
+    vals = np.nan_to_num(demos.values[rows])
+    legal = torch.as_tensor(~np.isnan(demos.values[rows]))
+    target = torch.as_tensor(vals)
+    teacher = np.array([START_ACTIONS.index(int(a)) for a in demos.actions[rows]])
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(rows))
+    n_val = max(1, len(rows) // 10)
+    val, tr = order[:n_val], order[n_val:]
+    torch.manual_seed(seed)
+    net = nn.Sequential(
+        nn.Linear(n_obs, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, len(START_ACTIONS))
+    )
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    lw = legal.to(target.dtype)
+
+    def mse(idx: Any) -> Any:
+        err = (net(obs[idx]) - target[idx]) ** 2 * lw[idx]
+        return err.sum() / lw[idx].sum()
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=pc.improve_epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
+    best_err, best_state, history = np.inf, None, []
+    for epoch in range(pc.improve_epochs):
+        perm = rng.permutation(tr)
+        for i in range(0, len(perm), 1024):
+            loss = mse(perm[i : i + 1024])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            err = float(mse(val))
+        history.append({"epoch": epoch + 1, "val_mse": round(err, 5)})
+        if err < best_err:
+            best_err, best_state = err, {k: v.clone() for k, v in net.state_dict().items()}
+        if bar is not None:
+            bar.set_postfix(mse=f"{err:.4f}")
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    net.load_state_dict(best_state)  # type: ignore[arg-type]
+    with torch.no_grad():
+        q = net(obs).masked_fill(~legal, -np.inf).numpy()
+    best = q.argmax(axis=1)
+    gain = q[np.arange(len(rows)), best] - q[np.arange(len(rows)), teacher]
+    choice = np.where(gain > pc.improve_margin, best, teacher)
+    changed = choice != teacher
+    demos.actions[rows] = np.asarray(START_ACTIONS)[choice]
+    diff = vals[val, choice[val]] - vals[val, teacher[val]]
+    half = 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+    moves = {
+        f"{START_NAMES[t]}->{START_NAMES[c]}": int(((teacher == t) & (choice == c)).sum())
+        for t in range(len(START_ACTIONS))
+        for c in range(len(START_ACTIONS))
+        if t != c and ((teacher == t) & (choice == c)).any()
+    }
+    return {
+        "start_decisions": int(len(rows)),
+        "playouts": pc.improve_rollouts,
+        "margin": pc.improve_margin,
+        "value_epochs": history,
+        "value_val_mse": round(best_err, 5),
+        "changed_share": round(float(changed.mean()), 4),
+        "changes": moves,
+        "val_gain": round(float(diff.mean()), 5),
+        "val_gain_ci95": [round(float(diff.mean()) - half, 5), round(float(diff.mean()) + half, 5)],
+    }
+
+
+START_NAMES = ("drop", "draw", "take")
+
+
 def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
     """Boolean selectors of the teacher's actions by kind (drop, draw, take, discard, hit, spread)."""
     from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
@@ -273,15 +466,28 @@ def pretrain(model: Any, cfg: TrainConfig, run_dir: Path, progress: bool = True)
     t0 = time.perf_counter()
     demos = collect_demos(cfg, pc.hands, seed=cfg.seed * 7919 + 11, progress=progress)
     t1 = time.perf_counter()
-    stats = fit_demos(model.policy, demos, cfg, seed=cfg.seed, progress=progress)
+    improve = None
+    if pc.improve_rollouts:
+        n_obs = demos.obs.shape[1]
+        if cfg.net.critic == "oracle":  # the value network reads what the policy reads
+            from .oracle import privileged_size
+
+            n_obs -= privileged_size(cfg.players)
+        improve = improve_demos(demos, cfg, n_obs, seed=cfg.seed + 1, progress=progress)
     t2 = time.perf_counter()
+    stats = fit_demos(model.policy, demos, cfg, seed=cfg.seed, progress=progress)
+    t3 = time.perf_counter()
     stats.update(
         {
             "teacher": pc.teacher,
             "hands": pc.hands,
             "collect_seconds": round(t1 - t0, 2),
-            "fit_seconds": round(t2 - t1, 2),
+            "fit_seconds": round(t3 - t2, 2),
         }
     )
+    if improve is not None:
+        stats["improve"] = {**improve, "seconds": round(t2 - t1, 2)}
+        stats["improve_changed_share"] = improve["changed_share"]
+        stats["improve_val_gain"] = improve["val_gain"]
     (run_dir / "pretrain.json").write_text(json.dumps(stats, indent=1))
     return stats
