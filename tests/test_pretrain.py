@@ -99,6 +99,7 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
     assert stats["teacher"] == "heuristic:greedy" and stats["hands"] == 40 and stats["samples"] > 40
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert rows[0]["type"] == "pretrain"
+    assert rows[1]["type"] == "eval" and rows[1]["step"] == 0  # the warm start itself is scored
     assert (run / "best.zip").is_file()
 
 

@@ -75,6 +75,9 @@ class TonkCallback(BaseCallback):
         self.next_snapshot = _next_multiple(step, cfg.pool.snapshot_every)
         self.next_eval = _next_multiple(step, cfg.eval.every) if cfg.eval.every else None
         self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
+        warm = bool(cfg.pretrain.teacher or cfg.init_from)
+        if self.resume_from is None and step == 0 and cfg.eval.every and warm:
+            self.evaluate()  # the warm start is scored too: best.zip may be it
         if self.progress:
             from tqdm import tqdm
 
