@@ -103,7 +103,8 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
     assert (run / "best.zip").is_file()
 
 
-def test_start_values_pay_a_drop_exactly_and_play_the_rest_out() -> None:
+@pytest.mark.parametrize("players", [2, 3])
+def test_start_values_pay_a_drop_exactly_and_play_the_rest_out(players: int) -> None:
     import random
 
     from tonk_env.engine import make_rules, new_game
@@ -112,10 +113,10 @@ def test_start_values_pay_a_drop_exactly_and_play_the_rest_out() -> None:
     rules = make_rules("standard")
     checked = 0
     for seed in range(40):
-        g = new_game(rules, 2, seed=seed)
+        g = new_game(rules, players, seed=seed)
         if g.phase != 0:
             continue
-        g.play(DRAW)  # first turn: draw, discard the first legal card; the opponent is to start
+        g.play(DRAW)  # first turn: draw, discard the first legal card; the next seat is to start
         while g.phase == 1:
             g.play(next(a for a in g.legal_actions() if DISCARD <= a < DISCARD + 52))
         if g.phase != 0:

@@ -147,3 +147,11 @@ def test_a_short_run_beats_random(tmp_path: Path) -> None:
     res = evaluate([f"ppo:{run}", "random"], hands=600, players=2, rules="standard", seed=5)
     me = res.agents[0]
     assert me.ci95[0] > 0, (me.mean_stakes, me.ci95)
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in Path("configs").glob("ppo_*.yaml")) + ["quick.yaml"])
+def test_shipped_training_configs_are_valid(path: str) -> None:
+    from train.config import load_config
+
+    cfg = load_config(f"configs/{path}")
+    assert cfg.total_steps > 0 and cfg.name
