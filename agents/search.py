@@ -194,6 +194,20 @@ def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
     return s.result.payoffs[seat]  # type: ignore[union-attr]
 
 
+def play_out(s: GameState, a: int, seat: int, fp: FastParams, turns0: list[int]) -> float:
+    """Play ``a`` (``seat``'s action) on ``s`` in place and finish the hand with the fast policy.
+
+    Returns ``seat``'s payoff; ``turns0`` (see :func:`turns_adding_all`) is not changed.
+    """
+    s.play(a)
+    if s.phase == 2:
+        return s.result.payoffs[seat]  # type: ignore[union-attr]
+    turns = turns0.copy()
+    if a == DRAW or a == TAKE:
+        turns[seat] += 1
+    return rollout(s, seat, fp, turns)
+
+
 def deal_worlds(
     info: SeatInfo, count: int, rng: random.Random, selection: float
 ) -> list[tuple[list[int], list[int]]]:
@@ -410,22 +424,13 @@ class SearchAgent(Agent):
                 continue
             world = world_state(template, hands, stock)
             for i in todo:
-                a = cands[i]
                 s = world.copy() if len(todo) > 1 else world
-                s.play(a)
-                if s.phase == 2:
-                    v = s.result.payoffs[seat]  # type: ignore[union-attr]
-                else:
-                    turns = turns0.copy()
-                    if a == DRAW or a == TAKE:
-                        turns[seat] += 1
-                    v = rollout(s, seat, fp, turns)
-                tot[i] += w * v
+                tot[i] += w * play_out(s, cands[i], seat, fp, turns0)
         wsum = sum(weights) or 1.0
         return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
 
 
 __all__ = [
     "FastAgent", "FastParams", "SearchAgent", "deal_worlds", "drop_estimate", "fast_action", "fast_discard",
-    "rollout", "turns_adding_all", "world_state",
+    "play_out", "rollout", "turns_adding_all", "world_state",
 ]  # fmt: skip

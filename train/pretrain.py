@@ -59,6 +59,7 @@ __all__ = [
 
 #: The start-of-turn actions valued by the improvement step, in the order of ``Demos.values``' columns.
 START_ACTIONS = (DROP, DRAW, TAKE)
+START_NAMES = ("drop", "draw", "take")
 
 
 class Demos:
@@ -114,7 +115,7 @@ def start_values(game: Any, seat: int, legal: Any, playouts: int, rng: Any) -> n
     policy (:func:`agents.search.rollout`) for every seat; the mean payoff.
     The same reshuffles serve both actions (common random numbers).
     """
-    from agents.search import FastParams, rollout, turns_adding_all
+    from agents.search import FastParams, play_out, turns_adding_all
 
     out = np.full(len(START_ACTIONS), np.nan, dtype=np.float32)
     fp = FastParams()
@@ -127,22 +128,14 @@ def start_values(game: Any, seat: int, legal: Any, playouts: int, rng: Any) -> n
     for j, a in enumerate(START_ACTIONS):
         if a not in legal:
             continue
-        if a == DROP:
-            t = game.copy()
-            t.play(DROP)
-            out[j] = t.result.payoffs[seat]
+        if a == DROP:  # paid at once: no playouts
+            out[j] = play_out(game.copy(), DROP, seat, fp, turns0)
             continue
         tot = 0.0
         for stock in orders:
             t = game.copy()
             t.stock = stock.copy()
-            t.play(a)
-            if t.phase == 2:
-                tot += t.result.payoffs[seat]
-            else:
-                turns = turns0.copy()
-                turns[seat] += 1
-                tot += rollout(t, seat, fp, turns)
+            tot += play_out(t, a, seat, fp, turns0)
         out[j] = tot / playouts
     return out
 
@@ -441,9 +434,6 @@ def improve_demos(
         "val_gain": round(float(diff.mean()), 5),
         "val_gain_ci95": [round(float(diff.mean()) - half, 5), round(float(diff.mean()) + half, 5)],
     }
-
-
-START_NAMES = ("drop", "draw", "take")
 
 
 def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
