@@ -353,6 +353,8 @@ def improve_demos(
     interval (an unbiased estimate of the gain of one improved decision when
     ``heuristic:fast`` plays on).
     """
+    from collections import Counter
+
     import torch
     import torch.nn as nn
 
@@ -417,12 +419,8 @@ def improve_demos(
     demos.actions[rows] = np.asarray(START_ACTIONS)[choice]
     diff = vals[val, choice[val]] - vals[val, teacher[val]]
     half = 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
-    moves = {
-        f"{START_NAMES[t]}->{START_NAMES[c]}": int(((teacher == t) & (choice == c)).sum())
-        for t in range(len(START_ACTIONS))
-        for c in range(len(START_ACTIONS))
-        if t != c and ((teacher == t) & (choice == c)).any()
-    }
+    pairs = zip(teacher[changed], choice[changed], strict=True)
+    moves = Counter(f"{START_NAMES[t]}->{START_NAMES[c]}" for t, c in pairs)
     return {
         "start_decisions": int(len(rows)),
         "playouts": pc.improve_rollouts,
@@ -430,7 +428,7 @@ def improve_demos(
         "value_epochs": history,
         "value_val_mse": round(best_err, 5),
         "changed_share": round(float(changed.mean()), 4),
-        "changes": moves,
+        "changes": dict(moves),
         "val_gain": round(float(diff.mean()), 5),
         "val_gain_ci95": [round(float(diff.mean()) - half, 5), round(float(diff.mean()) + half, 5)],
     }
@@ -438,7 +436,7 @@ def improve_demos(
 
 def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
     """Boolean selectors of the teacher's actions by kind (drop, draw, take, discard, hit, spread)."""
-    from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+    from tonk_env.engine.actions import DISCARD, HIT_BOOK, SPREAD
 
     return {
         "drop": actions == DROP,
