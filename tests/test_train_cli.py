@@ -42,8 +42,14 @@ def test_train_writes_run_folder_and_resumes(tmp_path: Path) -> None:
     with zipfile.ZipFile(run / "best.zip") as z:
         meta = json.loads(z.read("tonk_meta.json"))
     assert meta["rules_hash"] == run_info["rules_hash"]
-    steps = json.loads((run / "summary.json").read_text())["steps"]
+    summary = json.loads((run / "summary.json").read_text())
+    steps = summary["steps"]
     assert steps >= 512
+    # the wall time split between playing the envs and the PPO update
+    assert summary["collect_seconds"] > 0 and summary["update_seconds"] > 0
+    assert summary["collect_seconds"] + summary["update_seconds"] <= summary["wall_seconds"]
+    rollouts = [r for r in rows if r["type"] == "rollout"]
+    assert rollouts and all(r["collect_s"] > 0 for r in rollouts)
 
     # resume with a larger budget continues the step count
     rc = main(["train", "--resume", str(run), "total_steps=1024", "--no-progress"])

@@ -49,6 +49,12 @@ class TonkCallback(BaseCallback):
         self.t_start = time.perf_counter()
         self.steps_start = 0
         self.eval_seconds = 0.0
+        # where the wall time goes: playing the envs (collect) against the PPO update
+        self.collect_seconds = 0.0
+        self.update_seconds = 0.0
+        self.t_collect = time.perf_counter()
+        self.eval_at_collect = 0.0
+        self.t_update: float | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
@@ -121,9 +127,19 @@ class TonkCallback(BaseCallback):
             self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
         return self.stop_reason is None
 
+    def _on_rollout_start(self) -> None:
+        now = time.perf_counter()
+        if self.t_update is not None:
+            self.update_seconds += now - self.t_update
+        self.t_collect = now
+        self.eval_at_collect = self.eval_seconds
+
     def _on_rollout_end(self) -> None:
         step = self.num_timesteps
         now = time.perf_counter()
+        collect = now - self.t_collect - (self.eval_seconds - self.eval_at_collect)
+        self.collect_seconds += collect
+        self.t_update = now
         sps = (step - self.steps_rollout) / max(now - self.t_rollout, 1e-9)
         self.t_rollout, self.steps_rollout = now, step
         cfg = self.cfg
@@ -133,7 +149,13 @@ class TonkCallback(BaseCallback):
         self.logger.record("tonk/steps_per_s", sps)
         self.logger.record("tonk/ent_coef", float(self.model.ent_coef))
         hands = sum(self.kinds.values())
-        row: dict[str, Any] = {"type": "rollout", "step": step, "steps_per_s": round(sps, 1), "hands": hands}
+        row: dict[str, Any] = {
+            "type": "rollout",
+            "step": step,
+            "steps_per_s": round(sps, 1),
+            "collect_s": round(collect, 3),
+            "hands": hands,
+        }
         if hands:
             for kind in RESULT_KINDS:
                 self.logger.record(f"outcomes/{kind}", self.kinds[kind] / hands)
@@ -221,6 +243,9 @@ class TonkCallback(BaseCallback):
         """After ``learn``: last checkpoint, last evaluation, summary."""
         self.model = model
         step = int(model.num_timesteps)
+        if self.t_update is not None:  # the last update ran until learn returned
+            self.update_seconds += time.perf_counter() - self.t_update
+            self.t_update = None
         if self.bar is not None:
             self.bar.close()
         if self.last_ckpt_step != step:
@@ -236,6 +261,11 @@ class TonkCallback(BaseCallback):
             "eval_seconds": round(self.eval_seconds, 1),
             "steps_per_s": round(train_steps / max(wall, 1e-9), 1),
             "steps_per_s_excluding_eval": round(train_steps / max(wall - self.eval_seconds, 1e-9), 1),
+            # playing the envs (opponents included) against the PPO update, evaluation excluded
+            "collect_seconds": round(self.collect_seconds, 1),
+            "update_seconds": round(self.update_seconds, 1),
+            "collect_steps_per_s": round(train_steps / max(self.collect_seconds, 1e-9), 1),
+            "update_steps_per_s": round(train_steps / max(self.update_seconds, 1e-9), 1),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
