@@ -161,3 +161,37 @@ def test_shipped_training_configs_are_valid(path: str) -> None:
 
     cfg = load_config(f"configs/{path}")
     assert cfg.total_steps > 0 and cfg.name
+
+
+def test_ctrl_c_saves_a_checkpoint_and_the_summary(tmp_path: Path) -> None:
+    """SIGINT mid-run: the run ends cleanly with a checkpoint at its last step and a summary."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "tonk_cli.main", "train", "configs/quick.yaml", *TINY]
+    cmd += ["total_steps=100000000", "checkpoint_every=100000000", f"out_dir={tmp_path}", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while (
+            not list(tmp_path.glob("*/metrics.jsonl"))
+            or '"rollout"' not in next(tmp_path.glob("*/metrics.jsonl")).read_text()
+        ):
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "no rollout within 120 s"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, out
+    assert "stopped by SIGINT" in out
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["stopped_by"] == "SIGINT" and 0 < summary["steps"] < 100000000
+    assert (run / "checkpoints" / f"step_{summary['steps']}.zip").is_file()
+    # the rollout the stop cut short counts as playing, not as an update
+    assert summary["collect_seconds"] > 0
+    assert summary["collect_seconds"] + summary["update_seconds"] <= summary["wall_seconds"]

@@ -49,12 +49,12 @@ class TonkCallback(BaseCallback):
         self.t_start = time.perf_counter()
         self.steps_start = 0
         self.eval_seconds = 0.0
-        # where the wall time goes: playing the envs (collect) against the PPO update
+        # where the wall time goes: playing the envs ("collect") against the PPO update ("update")
         self.collect_seconds = 0.0
         self.update_seconds = 0.0
-        self.t_collect = time.perf_counter()
-        self.eval_at_collect = 0.0
-        self.t_update: float | None = None
+        self.phase: str | None = None
+        self.t_phase = 0.0
+        self.eval_at_phase = 0.0
 
     # -- lifecycle -----------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
@@ -127,19 +127,30 @@ class TonkCallback(BaseCallback):
             self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
         return self.stop_reason is None
 
+    def _begin_phase(self, phase: str) -> None:
+        self.phase, self.t_phase, self.eval_at_phase = phase, time.perf_counter(), self.eval_seconds
+
+    def _end_phase(self) -> float:
+        """Close the running phase: add its seconds (evaluation excluded) to its total; return them."""
+        if self.phase is None:
+            return 0.0
+        seconds = time.perf_counter() - self.t_phase - (self.eval_seconds - self.eval_at_phase)
+        if self.phase == "collect":
+            self.collect_seconds += seconds
+        else:
+            self.update_seconds += seconds
+        self.phase = None
+        return seconds
+
     def _on_rollout_start(self) -> None:
-        now = time.perf_counter()
-        if self.t_update is not None:
-            self.update_seconds += now - self.t_update
-        self.t_collect = now
-        self.eval_at_collect = self.eval_seconds
+        self._end_phase()
+        self._begin_phase("collect")
 
     def _on_rollout_end(self) -> None:
         step = self.num_timesteps
         now = time.perf_counter()
-        collect = now - self.t_collect - (self.eval_seconds - self.eval_at_collect)
-        self.collect_seconds += collect
-        self.t_update = now
+        collect = self._end_phase()
+        self._begin_phase("update")
         sps = (step - self.steps_rollout) / max(now - self.t_rollout, 1e-9)
         self.t_rollout, self.steps_rollout = now, step
         cfg = self.cfg
@@ -243,9 +254,7 @@ class TonkCallback(BaseCallback):
         """After ``learn``: last checkpoint, last evaluation, summary."""
         self.model = model
         step = int(model.num_timesteps)
-        if self.t_update is not None:  # the last update ran until learn returned
-            self.update_seconds += time.perf_counter() - self.t_update
-            self.t_update = None
+        self._end_phase()  # the last update, or the rollout a stop request cut short
         if self.bar is not None:
             self.bar.close()
         if self.last_ckpt_step != step:
@@ -254,18 +263,22 @@ class TonkCallback(BaseCallback):
             self.evaluate()
         wall = time.perf_counter() - self.t_start
         train_steps = step - self.steps_start
+
+        def per_s(seconds: float) -> float:
+            return round(train_steps / max(seconds, 1e-9), 1)
+
         summary = {
             "steps": step,
             "stopped_by": self.stop_reason,
             "wall_seconds": round(wall, 1),
             "eval_seconds": round(self.eval_seconds, 1),
-            "steps_per_s": round(train_steps / max(wall, 1e-9), 1),
-            "steps_per_s_excluding_eval": round(train_steps / max(wall - self.eval_seconds, 1e-9), 1),
+            "steps_per_s": per_s(wall),
+            "steps_per_s_excluding_eval": per_s(wall - self.eval_seconds),
             # playing the envs (opponents included) against the PPO update, evaluation excluded
             "collect_seconds": round(self.collect_seconds, 1),
             "update_seconds": round(self.update_seconds, 1),
-            "collect_steps_per_s": round(train_steps / max(self.collect_seconds, 1e-9), 1),
-            "update_steps_per_s": round(train_steps / max(self.update_seconds, 1e-9), 1),
+            "collect_steps_per_s": per_s(self.collect_seconds),
+            "update_steps_per_s": per_s(self.update_seconds),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
