@@ -31,7 +31,7 @@ from tonk_env.engine.odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, above_table, pr
 
 __all__ = [
     "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "above_table", "extra_cards", "prob_count_above",
-    "sample_hidden_counts", "turns_adding",
+    "sample_hidden_counts", "sample_hidden_counts_many", "turns_adding",
 ]  # fmt: skip
 
 
@@ -53,21 +53,45 @@ def sample_hidden_counts(
     pool: list[int], hidden: list[int], turns: list[int], selection: float, rng: random.Random
 ) -> list[int]:
     """One joint sample of every seat's hidden count (0 where ``hidden`` is 0), without replacement."""
-    pool = pool.copy()
-    out = [0] * len(hidden)
-    for o, h in enumerate(hidden):
-        if h <= 0:
-            continue
-        d = extra_cards(turns[o], selection, rng)
-        k = min(len(pool), h + d)
-        # partial Fisher-Yates: the first k cards of pool become a random k-subset
-        for i in range(k):
-            j = i + int(rng.random() * (len(pool) - i))
-            pool[i], pool[j] = pool[j], pool[i]
-        drawn = pool[:k]
-        drawn.sort(key=VALUES.__getitem__)
-        kept = drawn[:h]
-        out[o] = sum(VALUES[c] for c in kept)
-        keep = set(kept)
-        pool = [c for c in pool if c not in keep]
+    return sample_hidden_counts_many(pool, hidden, turns, selection, rng, 1)[0]
+
+
+def sample_hidden_counts_many(
+    pool: list[int], hidden: list[int], turns: list[int], selection: float, rng: random.Random, samples: int
+) -> list[list[int]]:
+    """``samples`` independent joint samples of the hidden counts (see :func:`sample_hidden_counts`).
+
+    Seat by seat in order, each sample draws ``h + D`` cards of ``pool`` by a
+    partial Fisher-Yates shuffle, keeps the ``h`` lowest (ties: the first
+    drawn) and removes them before the next seat draws. Only values matter,
+    so it shuffles the cards' values; it reads ``rng`` exactly as that many
+    calls of :func:`sample_hidden_counts` one after another would.
+    """
+    values = [VALUES[c] for c in pool]
+    seats = [o for o, h in enumerate(hidden) if h > 0]
+    last = seats[-1] if seats else -1
+    rand = rng.random
+    out = []
+    for _ in range(samples):
+        vals = values.copy()
+        n = len(vals)
+        counts = [0] * len(hidden)
+        for o in seats:
+            h = hidden[o]
+            x = selection * turns[o]
+            d = int(x)
+            if x - d > 0 and rand() < x - d:
+                d += 1
+            k = min(n, h + min(d, MAX_EXTRA))
+            for i in range(k):
+                j = i + int(rand() * (n - i))
+                vals[i], vals[j] = vals[j], vals[i]
+            if o == last:
+                counts[o] = sum(sorted(vals[:k])[:h])
+            else:
+                kept = set(sorted(range(k), key=vals.__getitem__)[:h])
+                counts[o] = sum(vals[i] for i in kept)
+                vals = [v for i, v in enumerate(vals) if i not in kept]
+                n = len(vals)
+        out.append(counts)
     return out

@@ -20,9 +20,20 @@ __all__ = [
 _DESC_ORDER = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
 
 
+_DESC_POS = [0] * 52
+for _i, _c in enumerate(_DESC_ORDER):
+    _DESC_POS[_c] = _i
+
+
 def cards_desc(mask: int) -> list[int]:
     """Cards of ``mask``, highest value first (ties: higher rank, then higher suit)."""
-    return [c for c in _DESC_ORDER if mask >> c & 1]
+    cards = []
+    while mask:
+        low = mask & -mask
+        cards.append(low.bit_length() - 1)
+        mask ^= low
+    cards.sort(key=_DESC_POS.__getitem__)
+    return cards
 
 
 def spread_ids(hand: int, table: ActionTable) -> list[int]:

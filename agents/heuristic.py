@@ -46,9 +46,10 @@ from typing import Any
 
 from tonk_env.engine import SeatInfo, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
+from tonk_env.engine.cards import SUIT_BITS
 
 from .base import Agent
-from .estimate import sample_hidden_counts, turns_adding
+from .estimate import sample_hidden_counts_many, turns_adding
 from .hand import (
     RANK_MASKS,
     VALUES,
@@ -141,10 +142,18 @@ RUN_BONUS = 25.0
 
 
 class _Context:
-    """What one decision of the expert needs, computed once per call."""
+    """What one decision of the expert needs, computed once per call.
+
+    It also memoises, for the decision's life, the hand scores and the
+    per-suit near-run terms :func:`potential` adds, so that the ~200 hands one
+    decision scores cost a few dictionary lookups each. The memoised terms
+    are the very floats the plain formula computes, added in the same order,
+    so the scores (and so the decisions) are bit-for-bit the same.
+    """
 
     __slots__ = (
         "info", "unseen", "n_unseen", "targets", "next_known", "horizon", "ace_high", "feed", "p_any",
+        "pair_terms", "suit_terms", "scores", "feeds",
     )  # fmt: skip
 
     def __init__(self, info: SeatInfo, horizon: float, feed: float = 1.0) -> None:
@@ -158,6 +167,29 @@ class _Context:
         self.horizon = horizon
         #: ``p_any[outs]`` for the outs a pair or near-run can have (at most 4)
         self.p_any = tuple(_p_any(o, self.n_unseen, horizon) for o in range(9))
+        unseen = self.unseen
+        #: what a pair of rank ``r`` adds to the potential
+        self.pair_terms = tuple(
+            self.p_any[(RANK_MASKS[r] & unseen).bit_count()] * 2 * VALUES[r] for r in range(13)
+        )
+        #: per suit: {13-bit pattern: the terms its near-runs add, in order}
+        self.suit_terms: tuple[dict[int, tuple[float, ...]], ...] = ({}, {}, {}, {})
+        #: hand -> hand_score(hand)
+        self.scores: dict[int, float] = {}
+        #: card -> feed * feed_penalty(card)
+        self.feeds: dict[int, float] = {}
+
+    def near_terms(self, s: int, pattern: int) -> tuple[float, ...]:
+        """The potential terms of the near-runs of suit ``s`` holding the ranks ``pattern``."""
+        terms = self.suit_terms[s].get(pattern)
+        if terms is None:
+            p_any, unseen, ace_high = self.p_any, self.unseen, self.ace_high
+            out = []
+            for r, r2 in _NEAR_PAIRS[pattern]:
+                outs, value = _near_run(s, r, r2, ace_high)
+                out.append(p_any[(outs & unseen).bit_count()] * value)
+            terms = self.suit_terms[s][pattern] = tuple(out)
+        return terms
 
 
 def _p_any(outs: int, unseen: int, horizon: float) -> float:
@@ -184,17 +216,27 @@ def _near_run(suit: int, r: int, r2: int, ace_high: bool) -> tuple[int, int]:
 def potential(hand: int, ctx: _Context) -> float:
     """Expected count a hand's partial spreads will shed (pairs and near-runs, by their outs)."""
     pot = 0.0
-    unseen = ctx.unseen
-    p_any = ctx.p_any
-    for r in range(13):
-        m = hand & RANK_MASKS[r]
-        if m.bit_count() == 2:
-            pot += p_any[(RANK_MASKS[r] & unseen).bit_count()] * 2 * VALUES[r]
-    ace_high = ctx.ace_high
-    for s in range(4):
-        for r, r2 in _NEAR_PAIRS[(hand >> (s * 13)) & 0x1FFF]:
-            outs, value = _near_run(s, r, r2, ace_high)
-            pot += p_any[(outs & unseen).bit_count()] * value
+    a = hand & SUIT_BITS
+    b = (hand >> 13) & SUIT_BITS
+    c = (hand >> 26) & SUIT_BITS
+    d = (hand >> 39) & SUIT_BITS
+    # ranks held exactly twice: bit 0 of the per-rank count is 0 and bit 1 is 1
+    s1, s2 = a ^ b, c ^ d
+    pairs = ~(s1 ^ s2) & ((s1 & s2) ^ (a & b) ^ (c & d)) & SUIT_BITS
+    if pairs:
+        terms = ctx.pair_terms
+        while pairs:
+            low = pairs & -pairs
+            pot += terms[low.bit_length() - 1]
+            pairs ^= low
+    suit_terms = ctx.suit_terms
+    for s, pattern in ((0, a), (1, b), (2, c), (3, d)):
+        if pattern:
+            near = suit_terms[s].get(pattern)
+            if near is None:
+                near = ctx.near_terms(s, pattern)
+            for t in near:
+                pot += t
     return pot
 
 
@@ -214,16 +256,26 @@ def feed_penalty(card: int, ctx: _Context) -> float:
 
 def hand_score(hand: int, ctx: _Context) -> float:
     """Lower is better: the count left, less what partial spreads should still shed."""
-    if not hand:
-        return -RUN_BONUS
-    return hand_value(hand) - potential(hand, ctx)
+    score = ctx.scores.get(hand)
+    if score is None:
+        score = ctx.scores[hand] = hand_value(hand) - potential(hand, ctx) if hand else -RUN_BONUS
+    return score
 
 
 def best_discard(hand: int, ctx: _Context, allowed: int | None = None) -> tuple[float, int]:
     """``(score, card)`` of the discard that leaves the best hand, feeding counted."""
     best = (math.inf, -1)
+    scores = ctx.scores
+    feeds = ctx.feeds
     for c in cards_desc(hand if allowed is None else hand & allowed):
-        sc = hand_score(hand & ~(1 << c), ctx) + ctx.feed * feed_penalty(c, ctx)
+        rest = hand & ~(1 << c)
+        score = scores.get(rest)
+        if score is None:
+            score = hand_score(rest, ctx)
+        feed = feeds.get(c)
+        if feed is None:
+            feed = feeds[c] = ctx.feed * feed_penalty(c, ctx)
+        sc = score + feed
         if sc < best[0] - 1e-9:
             best = (sc, c)
     return best
@@ -291,11 +343,10 @@ class ExpertAgent(Agent):
         base = [hand_value(info.hand) if o == me else hand_value(info.known[o]) for o in range(n)]
         rng = self.rng
         sel = self.selection
-        out = []
-        for _ in range(self.samples if samples is None else samples):
-            hc = sample_hidden_counts(pool, hidden, turns, sel, rng)
-            out.append((1.0, [b + x for b, x in zip(base, hc, strict=True)]))
-        return out
+        drawn = sample_hidden_counts_many(
+            pool, hidden, turns, sel, rng, self.samples if samples is None else samples
+        )
+        return [(1.0, [b + x for b, x in zip(base, hc, strict=True)]) for hc in drawn]
 
     def drop_value(self, info: SeatInfo, samples: list[tuple[float, list[int]]] | None = None) -> float:
         """Estimated mean payoff of dropping now."""
@@ -303,8 +354,13 @@ class ExpertAgent(Agent):
         rules = info.rules
         me = info.seat
         tot = wsum = 0.0
+        paid: dict[tuple[int, ...], float] = {}  # counts recur often: score each once
         for w, counts in samples:
-            tot += w * scoring.drop(counts, me, rules)[1][me]
+            key = tuple(counts)
+            pay = paid.get(key)
+            if pay is None:
+                pay = paid[key] = scoring.drop(counts, me, rules)[1][me]
+            tot += w * pay
             wsum += w
         return tot / wsum if wsum > 0 else -math.inf
 

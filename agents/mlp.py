@@ -42,6 +42,13 @@ class MLPPolicy:
     argmax; otherwise it samples from the masked softmax with its own rng.
     """
 
+    #: It acts on the observation alone: envs need not build a ``SeatInfo`` for it.
+    reads_info = False
+    #: Set by owners of several copies of one network (the training pool): copies
+    #: with equal keys hold equal weights, so a vectorised env may compute their
+    #: logits in one batch (:mod:`train.vec`). None: never batched.
+    batch_key: Any = None
+
     def __init__(
         self,
         layers: list[tuple[np.ndarray, np.ndarray]],
@@ -85,10 +92,15 @@ class MLPPolicy:
 
     def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """A legal action for one observation and its 0/1 mask."""
-        z = self.logits(obs).astype(np.float64)
+        return self.pick(self.logits(obs), mask)
+
+    def pick(self, z: np.ndarray, mask: np.ndarray) -> int:
+        """A legal action from one row of logits and its 0/1 mask (argmax, or a sample)."""
+        if self.deterministic:  # the first legal action of the highest logit
+            legal = np.flatnonzero(mask)
+            return int(legal[np.argmax(z[legal])])
+        z = z.astype(np.float64)
         z[np.asarray(mask) == 0] = -np.inf
-        if self.deterministic:
-            return int(np.argmax(z))
         z -= z.max()
         p = np.exp(z)
         cum = np.cumsum(p)

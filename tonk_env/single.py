@@ -82,6 +82,8 @@ callable ``f(obs, info) -> int``, where ``obs`` is
 ``{"observation": float32 tensor, "action_mask": int8 mask}`` for the acting
 seat (the AEC env's observation) and ``info`` is
 ``tonk_env.engine.seat_info(state, seat)`` (a :class:`~tonk_env.engine.SeatInfo`).
+A policy object whose ``reads_info`` attribute is false (a network acting on
+the observation alone) gets ``info=None``, which saves building the SeatInfo.
 A policy may define ``reset_hand(seat, num_players, rules)``; it is called at
 the start of every hand for every seat it plays (so one object shared by
 several seats is told each seat in turn: give stateful policies one object
@@ -117,6 +119,7 @@ from .engine import (
     action_table,
     action_to_string,
     legal_actions,
+    legal_mask,
     make_rules,
     new_game,
     obs_layout,
@@ -434,6 +437,10 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.policies: dict[int, PolicyLike] = {}
         """The opponents of the current hand by seat."""
         self._acts: list[PolicyFn | None] = [None] * n
+        self._reads_info = [True] * n
+        self._batch_keys: list[Any] = [None] * n
+        self._prepared: tuple[int, Any] | None = None  # (action, result or None) from prepare_step
+        self._waiting: int | None = None  # the seat whose move prepare_step left pending
         self._done = True
         self._pending = False  # the hand ended before the learner acted; awaiting ACKNOWLEDGE
         self.skipped_hands_total = 0
@@ -464,6 +471,8 @@ class TonkSingleAgentEnv(gymnasium.Env):
         n = self.num_players
         deliver = self.early_end == "deliver"
         self._pending = False
+        self._prepared = None
+        self._waiting = None
         skipped = 0
         skipped_payoff = 0.0
         while True:
@@ -523,6 +532,73 @@ class TonkSingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner acts again or the hand ends."""
+        prepared = self._prepared
+        if prepared is not None:  # prepare_step() and resume_step() already played this step
+            self._prepared = None
+            a, out = prepared
+            if action_id(action) != a:
+                raise RuntimeError(
+                    f"step({action!r}) after prepare_step({a}): the step was prepared for another action"
+                )
+            if self._waiting is not None:
+                raise RuntimeError(
+                    f"seat {self._waiting}'s move is still pending; give it with resume_step() before step()"
+                )
+            return out if out is not None else self._finish_step()
+        out = self._play_learner(action)
+        if out is not None:
+            return out
+        self._advance()
+        return self._finish_step()
+
+    # -- batched opponents (see train/vec.py) ------------------------------------------------
+
+    def prepare_step(self, action: Any) -> Any | None:
+        """Play a step up to the first move of an opponent that can be evaluated in a batch.
+
+        For vectorised envs that evaluate the network opponents of many envs
+        at once: this plays the learner's action and the opponents' moves
+        until the learner acts again, the hand ends (then it returns None), or
+        an opponent policy with a ``batch_key`` (not None) is to move; then it
+        returns that policy and waits. :meth:`pending_observation` gives the
+        waiting seat's observation and mask, :meth:`resume_step` plays its
+        move and goes on the same way. Once it returns None, ``step(action)``
+        (through any wrappers) returns the step's result without playing again.
+        """
+        a = action_id(action)
+        out = self._play_learner(a)
+        self._prepared = (a, out)
+        if out is not None:
+            return None
+        return self._advance_to_batched()
+
+    def pending_observation(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(observation, action mask)`` of the opponent whose move :meth:`prepare_step` left pending."""
+        seat = self._waiting
+        if seat is None or self.game is None:
+            raise RuntimeError("no opponent move is pending (see prepare_step)")
+        return observation(self.game, seat), legal_mask(self.game)
+
+    def resume_step(self, action: Any) -> Any | None:
+        """Play the pending opponent's ``action``; continue as :meth:`prepare_step` does."""
+        seat = self._waiting
+        s = self.game
+        if seat is None or s is None:
+            raise RuntimeError("no opponent move is pending (see prepare_step)")
+        a = action_id(action)
+        if not is_legal(s, a):
+            raise IllegalActionError(illegal_message(s, f"opponent {self.policies[seat]!r}", a))
+        self._waiting = None
+        s.play(a)
+        return self._advance_to_batched()
+
+    def _advance_to_batched(self) -> Any | None:
+        seat = self._advance(batched=True)
+        self._waiting = seat
+        return None if seat is None else self.policies[seat]
+
+    def _play_learner(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]] | None:
+        """Play the learner's move; the step's result when that ends the step without the opponents."""
         s = self.game
         if s is None or self._done:
             raise RuntimeError("the hand is over (or was never dealt); call reset()")
@@ -539,7 +615,13 @@ class TonkSingleAgentEnv(gymnasium.Env):
             info["learner_seat"] = seat
             return observation(s, seat), reward, True, False, info
         s.play(a)
-        self._advance()
+        return None
+
+    def _finish_step(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The step's result once the opponents have played."""
+        s = self.game
+        assert s is not None
+        seat = self.learner_seat
         if s.phase == OVER:
             self._done = True
             reward = s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
@@ -667,25 +749,38 @@ class TonkSingleAgentEnv(gymnasium.Env):
         others = [p for p in range(n) if p != learner]
         self.policies = dict(zip(others, chosen, strict=True))
         acts: list[PolicyFn | None] = [None] * n
+        reads = [True] * n
+        keys: list[Any] = [None] * n
         for p_seat, pol in self.policies.items():
             acts[p_seat] = None if type(pol) is RandomPolicy else act_function(pol)
+            reads[p_seat] = bool(getattr(pol, "reads_info", True))
+            keys[p_seat] = getattr(pol, "batch_key", None)
         self._acts = acts
+        self._reads_info = reads
+        self._batch_keys = keys
 
-    def _advance(self) -> None:
-        """Let the opponents act until the learner is to act or the hand is over."""
+    def _advance(self, batched: bool = False) -> int | None:
+        """Let the opponents act until the learner is to act or the hand is over.
+
+        With ``batched``, stop before the move of an opponent with a batch key
+        and return its seat (None when the learner is to act or the hand is over)."""
         s = self.game
         assert s is not None
         learner = self.learner_seat
         acts = self._acts
+        reads = self._reads_info
+        keys = self._batch_keys
         policies = self.policies
         while s.phase != OVER and s.cur != learner:
             seat = s.cur
+            if batched and keys[seat] is not None:
+                return seat
             act = acts[seat]
             if act is None:  # RandomPolicy: only the legal actions are needed
                 a = policies[seat].choose(legal_actions(s))  # type: ignore[union-attr]
             else:
                 # computed only if the policy reads it (the heuristics read only the SeatInfo)
-                a = action_id(act(LazyObs(s, seat), seat_info(s, seat)))
+                a = action_id(act(LazyObs(s, seat), seat_info(s, seat) if reads[seat] else None))
                 if not is_legal(s, a):
                     raise IllegalActionError(illegal_message(s, f"opponent {policies[seat]!r}", a))
             s.play(a)

@@ -148,10 +148,14 @@ class _LinearSchedule:
 
 
 def _make_vec_env(cfg: TrainConfig) -> Any:
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from .vec import BatchedOpponentsVecEnv
 
     fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
-    vec = SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else DummyVecEnv(fns)
+    vec = (
+        SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else BatchedOpponentsVecEnv(fns)
+    )
     vec.seed(cfg.seed)
     return vec
 
@@ -208,6 +212,16 @@ def resume(run_dir: str | Path, progress: bool = True, overrides: dict[str, Any]
 
 
 def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool) -> Path:
+    from threadpoolctl import threadpool_limits
+
+    # numpy's BLAS evaluates the frozen opponents' batches (train/vec.py). Left at
+    # its default it starts a thread per core whose spin-waiting takes the cores
+    # from torch's threads: on 2 cores the whole run went 40% slower.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _fit_run(cfg, run_dir, resume_from, progress)
+
+
+def _fit_run(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
 
