@@ -154,7 +154,9 @@ class TrainConfig:
     n_envs: int = 8
     """Parallel environments."""
     vec_env: str = "dummy"
-    """``dummy`` (one process) or ``subproc`` (one process per env)."""
+    """``dummy`` (one process; :class:`train.vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
+    evaluates the frozen network opponents of all envs in batches) or ``subproc`` (one process
+    per env, ``SubprocVecEnv``; slower on 2 cores)."""
     reward_scale: float = 1.0
     """Rewards are stakes times this."""
     shaping_coef: float = 0.0
