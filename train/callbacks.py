@@ -270,13 +270,14 @@ class TonkCallback(BaseCallback):
         summary = {
             "steps": step,
             "stopped_by": self.stop_reason,
-            "wall_seconds": round(wall, 1),
-            "eval_seconds": round(self.eval_seconds, 1),
+            # milliseconds: a tiny run's update takes a few of them
+            "wall_seconds": round(wall, 3),
+            "eval_seconds": round(self.eval_seconds, 3),
             "steps_per_s": per_s(wall),
             "steps_per_s_excluding_eval": per_s(wall - self.eval_seconds),
             # playing the envs (opponents included) against the PPO update, evaluation excluded
-            "collect_seconds": round(self.collect_seconds, 1),
-            "update_seconds": round(self.update_seconds, 1),
+            "collect_seconds": round(self.collect_seconds, 3),
+            "update_seconds": round(self.update_seconds, 3),
             "collect_steps_per_s": per_s(self.collect_seconds),
             "update_steps_per_s": per_s(self.update_seconds),
             "best_score": None if self.best_score == -np.inf else self.best_score,
