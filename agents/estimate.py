@@ -78,11 +78,7 @@ def sample_hidden_counts_many(
         counts = [0] * len(hidden)
         for o in seats:
             h = hidden[o]
-            x = selection * turns[o]
-            d = int(x)
-            if x - d > 0 and rand() < x - d:
-                d += 1
-            k = min(n, h + min(d, MAX_EXTRA))
+            k = min(n, h + extra_cards(turns[o], selection, rng))
             for i in range(k):
                 j = i + int(rand() * (n - i))
                 vals[i], vals[j] = vals[j], vals[i]

@@ -246,3 +246,73 @@ def test_lazy_obs_computes_on_first_access_only() -> None:
     assert LazyObs(s, 1)["action_mask"].sum() == 0  # not seat 1's turn
     with pytest.raises(KeyError):
         obs["nope"]
+
+
+# --- the expert's fast paths against the plain formulas ------------------------------------------
+
+
+def _plain_potential(hand: int, ctx) -> float:  # noqa: ANN001
+    """potential() as first written: every rank, then every suit's near-runs."""
+    from agents.heuristic import _NEAR_PAIRS, _near_run
+    from tonk_env.engine.cards import RANK_MASKS, VALUES
+
+    pot = 0.0
+    for r in range(13):
+        if (hand & RANK_MASKS[r]).bit_count() == 2:
+            pot += ctx.p_any[(RANK_MASKS[r] & ctx.unseen).bit_count()] * 2 * VALUES[r]
+    for s in range(4):
+        for r, r2 in _NEAR_PAIRS[(hand >> (s * 13)) & 0x1FFF]:
+            outs, value = _near_run(s, r, r2, ctx.ace_high)
+            pot += ctx.p_any[(outs & ctx.unseen).bit_count()] * value
+    return pot
+
+
+def _plain_hidden_counts(pool, hidden, turns, selection, rng):  # noqa: ANN001, ANN202
+    """sample_hidden_counts() as first written: it shuffles the cards themselves."""
+    from agents.estimate import extra_cards
+    from tonk_env.engine.cards import VALUES
+
+    pool = pool.copy()
+    out = [0] * len(hidden)
+    for o, h in enumerate(hidden):
+        if h <= 0:
+            continue
+        k = min(len(pool), h + extra_cards(turns[o], selection, rng))
+        for i in range(k):
+            j = i + int(rng.random() * (len(pool) - i))
+            pool[i], pool[j] = pool[j], pool[i]
+        kept = sorted(pool[:k], key=VALUES.__getitem__)[:h]
+        out[o] = sum(VALUES[c] for c in kept)
+        pool = [c for c in pool if c not in set(kept)]
+    return out
+
+
+def test_potential_is_the_plain_formula_bit_for_bit() -> None:
+    from agents.heuristic import _Context, hand_score, potential
+    from tonk_env.engine.cards import hand_value
+
+    rng = random.Random(5)
+    for g in range(40):
+        s = new_game(make_rules("standard" if g % 2 else "hit_penalty"), 2 + g % 3, seed=g)
+        ctx = _Context(seat_info(s, s.cur), horizon=4.0)
+        for _ in range(50):
+            hand = sum(1 << c for c in rng.sample(range(52), rng.randint(0, 9)))
+            assert potential(hand, ctx) == _plain_potential(hand, ctx)
+            want = hand_value(hand) - _plain_potential(hand, ctx) if hand else -25.0
+            assert hand_score(hand, ctx) == want  # twice: computed, then memoised
+            assert hand_score(hand, ctx) == want
+
+
+def test_hidden_count_sampling_reads_the_generator_as_the_card_version() -> None:
+    from agents.estimate import sample_hidden_counts_many
+
+    rng = random.Random(9)
+    for trial in range(200):
+        pool = rng.sample(range(52), rng.randint(5, 40))
+        hidden = [rng.choice([0, 0, 1, 3, 5]) for _ in range(rng.randint(2, 4))]
+        turns = [rng.randint(0, 12) for _ in hidden]
+        a, b = random.Random(trial), random.Random(trial)
+        got = sample_hidden_counts_many(pool, hidden, turns, 0.6, a, 7)
+        want = [_plain_hidden_counts(pool, hidden, turns, 0.6, b) for _ in range(7)]
+        assert got == want
+        assert a.random() == b.random()  # the same draws consumed
