@@ -179,17 +179,15 @@ class _Context:
         #: card -> feed * feed_penalty(card)
         self.feeds: dict[int, float] = {}
 
-    def near_terms(self, s: int, pattern: int) -> tuple[float, ...]:
-        """The potential terms of the near-runs of suit ``s`` holding the ranks ``pattern``."""
-        terms = self.suit_terms[s].get(pattern)
-        if terms is None:
-            p_any, unseen, ace_high = self.p_any, self.unseen, self.ace_high
-            out = []
-            for r, r2 in _NEAR_PAIRS[pattern]:
-                outs, value = _near_run(s, r, r2, ace_high)
-                out.append(p_any[(outs & unseen).bit_count()] * value)
-            terms = self.suit_terms[s][pattern] = tuple(out)
-        return terms
+    def add_near_terms(self, s: int, pattern: int) -> tuple[float, ...]:
+        """Compute and memoise the potential terms of the near-runs of suit ``s`` holding ``pattern``."""
+        p_any, unseen, ace_high = self.p_any, self.unseen, self.ace_high
+        terms = []
+        for r, r2 in _NEAR_PAIRS[pattern]:
+            outs, value = _near_run(s, r, r2, ace_high)
+            terms.append(p_any[(outs & unseen).bit_count()] * value)
+        self.suit_terms[s][pattern] = out = tuple(terms)
+        return out
 
 
 def _p_any(outs: int, unseen: int, horizon: float) -> float:
@@ -234,7 +232,7 @@ def potential(hand: int, ctx: _Context) -> float:
         if pattern:
             near = suit_terms[s].get(pattern)
             if near is None:
-                near = ctx.near_terms(s, pattern)
+                near = ctx.add_near_terms(s, pattern)
             for t in near:
                 pot += t
     return pot
