@@ -1,1 +1,1 @@
-"""agents layer of Tonk RL (see README)."""
+"""agents layer of Tonk RL (see docs/ARCHITECTURE.md)."""

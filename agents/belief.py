@@ -12,7 +12,7 @@ from the stock although the top discard made a spread with that hand, the
 world contradicts what happened and gets the weight ``doubt`` instead of 1.
 A hidden card kept above the opponent's last discard that is not part of a
 pair or near-run costs the weight ``caution``. "Would have dropped" is
-judged the way the fast policy judges (:func:`agents.search.drop_estimate`):
+judged the way the fast policy judges (:func:`agents.fast.drop_estimate`):
 the table estimate of the drop's mean payoff, from the opponent's side of the
 table, above ``opp_margin``.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tonk_env.engine import SeatInfo
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
-from tonk_env.engine.odds import drop_win_chance
+from tonk_env.odds import drop_win_chance
 
 from .hand import connected, in_spread_with
 

@@ -18,8 +18,8 @@ best; 0.6 is the default.
 
 :func:`sample_hidden_counts` samples the model from the exact unseen cards
 (the expert, ~100 samples per decision). The table for a full deck, which
-the search rollouts and the observation read in microseconds, lives in the
-engine (:mod:`tonk_env.engine.odds`) and is re-exported here.
+the search rollouts and the observation read in microseconds, is the
+opponent model of :mod:`tonk_env.odds`.
 """
 
 from __future__ import annotations
@@ -27,12 +27,9 @@ from __future__ import annotations
 import random
 
 from tonk_env.engine.cards import VALUES
-from tonk_env.engine.odds import MAX_EXTRA, MAX_HIDDEN, MAX_SUM, above_table, prob_count_above
+from tonk_env.odds import MAX_EXTRA
 
-__all__ = [
-    "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "above_table", "extra_cards", "prob_count_above",
-    "sample_hidden_counts", "sample_hidden_counts_many", "turns_adding",
-]  # fmt: skip
+__all__ = ["extra_cards", "sample_hidden_counts", "sample_hidden_counts_many", "turns_adding"]
 
 
 def turns_adding(history: tuple[tuple[int, int], ...] | list[tuple[int, int]], seat: int) -> int:

@@ -44,11 +44,11 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from tonk_env.engine import SeatInfo, scoring
+from tonk_env.engine import START, SeatInfo, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 from tonk_env.engine.cards import SUIT_BITS
 
-from .base import Agent
+from .base import BaseAgent
 from .estimate import sample_hidden_counts_many, turns_adding
 from .hand import (
     RANK_MASKS,
@@ -109,7 +109,7 @@ def loose_discard(info: SeatInfo) -> int:
     return DISCARD + cards[0]
 
 
-class GreedyAgent(Agent):
+class GreedyAgent(BaseAgent):
     """``heuristic:greedy``: the public bots' rules of thumb (see the module docstring)."""
 
     def __init__(self, seed: int | None = None, drop_at: int = 10) -> None:
@@ -119,7 +119,7 @@ class GreedyAgent(Agent):
     def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
         """Drop at ``drop_at``, take to complete a spread, spread, hit high, discard high and loose."""
         legal = info.legal
-        if info.phase == 0:
+        if info.phase == START:
             if DROP in legal and hand_value(info.hand) <= self.drop_at:
                 return DROP
             if TAKE in legal and in_spread_with(info.pile[-1], info.hand, info.table):
@@ -294,7 +294,7 @@ def plan_score(hand: int, ctx: _Context) -> float:
     return best_discard(h, ctx)[0]
 
 
-class ExpertAgent(Agent):
+class ExpertAgent(BaseAgent):
     """``heuristic:expert``: reads the table, estimates the drop, keeps partial spreads, avoids feeding.
 
     Decisions, in order:
@@ -376,7 +376,7 @@ class ExpertAgent(Agent):
 
     def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
         """The expert's choice (see the class docstring)."""
-        if info.phase == 0:
+        if info.phase == START:
             return self.start(info)
         return self.play(info)
 

@@ -9,8 +9,9 @@ that runs no code when loaded (unlike pickled checkpoints).
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +108,18 @@ class MLPPolicy:
         return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right").clip(0, len(z) - 1))
 
     def act(self, obs: Mapping[str, np.ndarray], info: Any = None) -> int:
-        """Policy protocol: act on ``obs["observation"]`` under ``obs["action_mask"]``."""
+        """The agent contract: act on ``obs["observation"]`` under ``obs["action_mask"]``."""
         return self.choose(obs["observation"], obs["action_mask"])
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Masked greedy actions for a batch (rows of observations and masks)."""
-        z = self.logits(observations).astype(np.float64)
-        z[np.asarray(masks) == 0] = -np.inf
-        return np.argmax(z, axis=1)
+    def act_batch(self, obs: Mapping[str, np.ndarray], infos: Sequence[Any] = ()) -> list[int]:
+        """The contract's batched form: one legal action per row of ``obs`` (one matrix product)."""
+        masks = np.asarray(obs["action_mask"])
+        z = self.logits(obs["observation"])
+        if self.deterministic:
+            z = z.astype(np.float64)
+            z[masks == 0] = -np.inf
+            return [int(a) for a in np.argmax(z, axis=1)]
+        return [self.pick(z[i], masks[i]) for i in range(len(z))]
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
         """Check that this network fits the table it is seated at."""
@@ -135,8 +140,6 @@ class MLPPolicy:
 
     def save_npz(self, path: str | Path) -> None:
         """Save weights and metadata to ``.npz`` (no pickled code)."""
-        import json
-
         np.savez(
             path, **self.weights(), meta=np.array(json.dumps({**self.meta, "activation": self.activation}))
         )
@@ -144,8 +147,6 @@ class MLPPolicy:
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
         """Load a policy saved by :meth:`save_npz` (``allow_pickle=False``)."""
-        import json
-
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"{p}: no such file")

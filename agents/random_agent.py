@@ -12,10 +12,10 @@ from typing import Any
 
 from tonk_env.engine import SeatInfo
 
-from .base import Agent
+from .base import BaseAgent
 
 
-class RandomAgent(Agent):
+class RandomAgent(BaseAgent):
     """Picks one of ``info.legal`` uniformly with its own seeded generator."""
 
     def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:

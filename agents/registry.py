@@ -7,8 +7,10 @@ A spec string names an agent and its parameters::
     random
     heuristic:greedy?drop_at=10
     heuristic:expert
-    search:ismcts?budget=200&rollout=greedy
-    ppo:runs/ppo_2p/final.zip?deterministic=false     (once training registers it)
+    search:ismcts?budget=200&candidates=2
+    ppo:runs/quick__0__20250101-120000/best.zip?deterministic=false
+    npz:model.npz
+    onnx:exported/
 
 Built-in agents declare typed parameters (:class:`Param`): values are
 parsed and range-checked, and an unknown kind, name or parameter is a
@@ -16,16 +18,23 @@ parsed and range-checked, and an unknown kind, name or parameter is a
 from a spec; :func:`list_agents` lists the registered agents, one line each
 (``tonk agents``).
 
+This module registers every built-in agent when it is imported: ``random``,
+``heuristic:*``, ``search:*`` and the path kinds ``ppo:PATH``
+(:mod:`agents.checkpoint`), ``npz:PATH`` (:mod:`agents.mlp`) and
+``onnx:DIR`` (:mod:`agents.onnx_agent`). Each factory is named by an import
+path into ``agents``, so the heavy modules (torch for ``ppo:``, onnxruntime
+for ``onnx:``) are imported only when such an agent is built.
+
 Two ways to extend the registry:
 
 - :func:`register_agent` adds a named agent with declared parameters; its
   factory is a callable or an import path ``"module:function"``, imported
   only when the agent is built.
-- :func:`register_kind` adds a *path kind* such as ``ppo:PATH`` whose loader
-  lives elsewhere (e.g. ``{"ppo": "train.checkpoint:load_ppo_agent"}``), so
-  ``agents/`` never imports ``train/`` at import time. The loader is called
-  as ``loader(path, seed=seed, **params)`` with the parameters as strings and
-  validates them itself (raising ``ValueError``).
+- :func:`register_kind` adds a *path kind* ``KIND:PATH`` whose loader is a
+  callable or an import path (as ``"agents.checkpoint:load_ppo_agent"`` for
+  ``ppo:PATH``). The loader is called as ``loader(path, seed=seed, **params)``
+  with the parameters as strings and validates them itself (raising
+  ``ValueError``).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Policy
+from tonk_env.agent import Agent
 
 __all__ = [
     "AgentEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
@@ -112,7 +121,7 @@ class AgentEntry:
 
     kind: str
     name: str | None
-    factory: Callable[..., Policy] | str
+    factory: Callable[..., Agent] | str
     doc: str
     params: tuple[Param, ...] = ()
 
@@ -134,7 +143,7 @@ class KindEntry:
     """A path kind (``ppo:PATH``): the name is a path handed to a lazily imported loader."""
 
     kind: str
-    loader: Callable[..., Policy] | str
+    loader: Callable[..., Agent] | str
     doc: str
 
     @property
@@ -204,7 +213,7 @@ def parse_spec(spec: str) -> Spec:
 def register_agent(
     kind: str,
     name: str | None,
-    factory: Callable[..., Policy] | str,
+    factory: Callable[..., Agent] | str,
     doc: str,
     params: tuple[Param, ...] = (),
     replace: bool = False,
@@ -220,7 +229,7 @@ def register_agent(
 
 
 def register_kind(
-    kind: str, loader: Callable[..., Policy] | str, doc: str, replace: bool = False
+    kind: str, loader: Callable[..., Agent] | str, doc: str, replace: bool = False
 ) -> KindEntry:
     """Register a path kind ``kind:PATH``, loaded by ``loader(path, seed=seed, **params)``."""
     if any(e.kind == kind for e in _AGENTS.values()):
@@ -232,7 +241,7 @@ def register_kind(
     return entry
 
 
-def _resolve(target: Callable[..., Policy] | str) -> Callable[..., Policy]:
+def _resolve(target: Callable[..., Agent] | str) -> Callable[..., Agent]:
     if callable(target):
         return target
     module, _, attr = target.partition(":")
@@ -287,7 +296,7 @@ def canonical(spec: str) -> str:
     return canonical_spec(sp.kind, sp.name, values)
 
 
-def make_agent(spec: str, seed: int | None = None) -> Policy:
+def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build the agent a spec names, with its own random generator seeded from ``seed``."""
     sp, entry, values = resolve_params(spec)
     if isinstance(entry, KindEntry):
@@ -355,7 +364,7 @@ register_agent(
 register_agent(
     "heuristic",
     "fast",
-    "agents.search:FastAgent",
+    "agents.fast:FastAgent",
     "the search's rollout policy: table-estimated drop, takes to spread or hit, discards by count and "
     "partial spreads",
     (
@@ -425,7 +434,7 @@ register_agent(
 
 register_kind(
     "ppo",
-    "train.checkpoint:load_ppo_agent",
+    "agents.checkpoint:load_ppo_agent",
     "a MaskablePPO checkpoint (.zip) or run folder (its best.zip); ?deterministic=false samples",
 )
 
@@ -437,7 +446,7 @@ register_kind(
 
 register_kind(
     "onnx",
-    "frontends.onnx_agent:load_onnx_agent",
+    "agents.onnx_agent:load_onnx_agent",
     "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "
     "?deterministic=false samples",
 )

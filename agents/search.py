@@ -1,4 +1,4 @@
-"""``search:ismcts``: determinized Monte Carlo search, and its rollout policy ``heuristic:fast``.
+"""``search:ismcts``: determinized Monte Carlo search over sampled worlds.
 
 At each decision worth searching the agent
 
@@ -26,13 +26,9 @@ their discards, and it compares dropping with what playing on is worth in
 this very position (e.g. taking a card that completes a spread) instead of
 a fixed margin.
 
-The rollout policy (:func:`fast_action`, also the agent ``heuristic:fast``)
-reads only what its seat may know, so the rollouts do not give the
-opponents sight of the searcher's cards. It drops when the table estimate
-of the drop's payoff (:func:`drop_estimate`) beats ``drop_margin``, takes the
-discard when it wins at once, completes a spread or hits the table, lays its
-biggest spread, hits its highest card and discards the card whose count,
-less what its partial spreads are worth, is highest (:func:`fast_discard`).
+The rollout policy is the fast policy of :mod:`agents.fast` (also the agent
+``heuristic:fast``): it reads only what its seat may know, so the rollouts do
+not give the opponents sight of the searcher's cards.
 """
 
 from __future__ import annotations
@@ -43,141 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from tonk_env.engine import GameState, SeatInfo, sample_state, scoring
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
-from tonk_env.engine.cards import RANK_MASKS, VALUES, hand_value
-from tonk_env.engine.odds import drop_win_chance
+from tonk_env.engine import OVER, START, GameState, SeatInfo, sample_state, scoring
+from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
+from tonk_env.engine.cards import VALUES, hand_value
 
-from .base import Agent
+from .base import BaseAgent
 from .belief import last_turns, world_weight
 from .estimate import extra_cards
-from .hand import in_spread_with, spread_ids, wins_by_taking
-
-_DESC = sorted(range(52), key=lambda c: (-VALUES[c], -(c % 13), -(c // 13)))
-
-
-class FastParams:
-    """Knobs of the fast default policy: the drop margin (optionally another one for one seat)."""
-
-    __slots__ = ("margin", "selection", "seat", "seat_margin")
-
-    def __init__(
-        self, margin: float = 0.1, selection: float = 0.6, seat: int = -1, seat_margin: float | None = None
-    ) -> None:
-        self.margin = margin
-        self.selection = selection
-        self.seat = seat
-        self.seat_margin = margin if seat_margin is None else seat_margin
-
-
-def turns_adding_all(history: list[tuple[int, int]] | tuple[tuple[int, int], ...], n: int) -> list[int]:
-    """Per seat, the turns on which it drew or took a card."""
-    out = [0] * n
-    for seat, a in history:
-        if a == DRAW or a == TAKE:
-            out[seat] += 1
-    return out
-
-
-def drop_estimate(s: GameState, seat: int, turns: list[int], fp: FastParams) -> float:
-    """Approximate mean payoff of ``seat`` dropping now (table estimate, public information only)."""
-    hands = s.hands
-    p = drop_win_chance(
-        hand_value(hands[seat]), seat, s.known, [h.bit_count() for h in hands], turns, fp.selection
-    )
-    return p * (s.n - 1) - 2.0 * (1.0 - p)
-
-
-def fast_action(s: GameState, turns: list[int], fp: FastParams) -> int:
-    """The fast default policy's action for the seat to act (reads only that seat's knowledge)."""
-    cur = s.cur
-    hand = s.hands[cur]
-    if s.phase == 0:
-        fits = False
-        if s.pile:
-            top = s.pile[-1]
-            fits = bool((s.book_targets | s.high_targets | s.low_targets) >> top & 1) or in_spread_with(
-                top, hand, s.table
-            )
-            if fits and hand.bit_count() <= 3 and _wins_by_taking_state(s, hand, top):
-                return TAKE
-        margin = fp.seat_margin if cur == fp.seat else fp.margin
-        if not s.waits[cur] and drop_estimate(s, cur, turns, fp) > margin:
-            return DROP
-        return TAKE if fits else DRAW
-    table = s.table
-    ids = spread_ids(hand, table)
-    if ids:
-        best = ids[0]
-        bk = None
-        for a in ids:
-            m = table.spreads[a - SPREAD].mask
-            k = (hand_value(m), m.bit_count())
-            if bk is None or k > bk:
-                best, bk = a, k
-        return best
-    hits = hand & (s.book_targets | s.high_targets | s.low_targets)
-    if hits:
-        for c in _DESC:
-            if hits >> c & 1:
-                if s.book_targets >> c & 1:
-                    return HIT_BOOK + c
-                if s.high_targets >> c & 1:
-                    return HIT_HIGH + c
-                return HIT_LOW + c
-    cand = hand
-    if s.taken >= 0 and not s.rules.may_discard_taken and hand != 1 << s.taken:
-        cand &= ~(1 << s.taken)
-    return DISCARD + fast_discard(hand, cand)
-
-
-#: Per card: the other cards of its rank, its suit neighbours one rank away, and two ranks away.
-_PAIR = tuple(RANK_MASKS[c % 13] & ~(1 << c) for c in range(52))
-_ADJ = tuple(sum(1 << (c - c % 13 + r) for r in (c % 13 - 1, c % 13 + 1) if 0 <= r <= 12) for c in range(52))
-_GAP = tuple(sum(1 << (c - c % 13 + r) for r in (c % 13 - 2, c % 13 + 2) if 0 <= r <= 12) for c in range(52))
-#: Chance weights of completing a pair, a two-card run and a gapped run within a few draws.
-K_PAIR = 0.19
-K_ADJ = 0.19
-K_GAP = 0.10
-
-
-def _keep_value(c: int, hand: int) -> float:
-    """What keeping ``c`` is worth beyond its count: the partial spreads it is part of, by their odds."""
-    v = VALUES[c]
-    out = 0.0
-    m = hand & _PAIR[c]
-    while m:
-        low = m & -m
-        out += K_PAIR * (v + VALUES[low.bit_length() - 1])
-        m ^= low
-    m = hand & _ADJ[c]
-    while m:
-        low = m & -m
-        out += K_ADJ * (v + VALUES[low.bit_length() - 1])
-        m ^= low
-    m = hand & _GAP[c]
-    while m:
-        low = m & -m
-        out += K_GAP * (v + VALUES[low.bit_length() - 1])
-        m ^= low
-    return out
-
-
-def fast_discard(hand: int, allowed: int) -> int:
-    """The card of ``allowed`` whose count, less what its partial spreads are worth, is highest."""
-    best = -1
-    bv = -1e9
-    for c in _DESC:
-        if allowed >> c & 1:
-            sc = VALUES[c] - _keep_value(c, hand)
-            if sc > bv + 1e-9:
-                best, bv = c, sc
-    return best
-
-
-def _wins_by_taking_state(s: GameState, hand: int, top: int) -> bool:
-    spreads = tuple((x.owner, x.mask, x.kind, x.key, x.lo, x.hi) for x in s.spreads)
-    return wins_by_taking(hand, top, s.table, spreads, s.rules.ace_high) > 0
+from .fast import FastParams, fast_action, fast_discard, turns_adding_all
+from .hand import in_spread_with
 
 
 def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
@@ -186,12 +56,12 @@ def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
     ``turns`` (per seat, the turns it drew or took; see :func:`turns_adding_all`) is updated.
     """
     play = s.play
-    while s.phase != 2:
+    while s.phase != OVER:
         a = fast_action(s, turns, fp)
         if a == DRAW or a == TAKE:
             turns[s.cur] += 1
         play(a)
-    return s.result.payoffs[seat]  # type: ignore[union-attr]
+    return s.result.payoffs[seat]  # type: ignore[union-attr]  # a finished hand has a result
 
 
 def play_out(s: GameState, a: int, seat: int, fp: FastParams, turns0: list[int]) -> float:
@@ -200,8 +70,8 @@ def play_out(s: GameState, a: int, seat: int, fp: FastParams, turns0: list[int])
     Returns ``seat``'s payoff; ``turns0`` (see :func:`turns_adding_all`) is not changed.
     """
     s.play(a)
-    if s.phase == 2:
-        return s.result.payoffs[seat]  # type: ignore[union-attr]
+    if s.phase == OVER:
+        return s.result.payoffs[seat]  # type: ignore[union-attr]  # hand over  # a finished hand (phase 2) has a result
     turns = turns0.copy()
     if a == DRAW or a == TAKE:
         turns[seat] += 1
@@ -264,20 +134,7 @@ def world_state(template: GameState, hands: list[int], stock: list[int]) -> Game
     return s
 
 
-class FastAgent(Agent):
-    """``heuristic:fast``: the search's default policy as an agent (see the module docstring)."""
-
-    def __init__(self, seed: int | None = None, drop_margin: float = 0.1, selection: float = 0.6) -> None:
-        super().__init__(seed)
-        self.fp = FastParams(drop_margin, selection)
-
-    def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
-        """The fast policy's action (on a sampled world; it reads only this seat's knowledge)."""
-        s = sample_state(info, self.rng)
-        return fast_action(s, turns_adding_all(info.history, info.n), self.fp)
-
-
-class SearchAgent(Agent):
+class SearchAgent(BaseAgent):
     """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
 
     def __init__(
@@ -348,7 +205,7 @@ class SearchAgent(Agent):
             return legal[0]
         if self.budget <= 0:
             return self.expert.act(obs, info)
-        if info.phase != 0:
+        if info.phase != START:
             a = self.expert.play(info)
             if not DISCARD <= a < HIT_BOOK:
                 return a
@@ -430,7 +287,4 @@ class SearchAgent(Agent):
         return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
 
 
-__all__ = [
-    "FastAgent", "FastParams", "SearchAgent", "deal_worlds", "drop_estimate", "fast_action", "fast_discard",
-    "play_out", "rollout", "turns_adding_all", "world_state",
-]  # fmt: skip
+__all__ = ["SearchAgent", "deal_worlds", "play_out", "rollout", "world_state"]

@@ -1,1 +1,1 @@
-"""eval layer of Tonk RL (see README)."""
+"""eval layer of Tonk RL (see docs/ARCHITECTURE.md)."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import multiprocessing as mp
 import os
 import random
 import time
@@ -53,8 +54,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tonk_env.engine import GameState, TonkRules, make_rules, new_game, seat_info, shuffled_deck
+from tqdm import tqdm
+
+from agents.registry import check_spec, make_agent
+from tonk_env.agent import Agent
+from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck
 from tonk_env.engine.state import RESULT_KINDS
+from tonk_env.play import play, start_hand
 
 #: Deal groups per chunk of work handed to a worker (fixed, so results do not depend on workers).
 CHUNK_GROUPS = 8
@@ -218,38 +224,29 @@ class EvalResult:
 
 def play_hand(
     state: GameState,
-    seats: Sequence[Any],
+    seats: Sequence[Agent],
     think: list[float] | None = None,
     owners: Sequence[int] | None = None,
 ) -> GameState:
-    """Play ``state`` to the end in place, ``seats[s]`` deciding for seat ``s``; return it."""
-    from agents.base import LazyObs
+    """Play ``state`` to the end in place, ``seats[s]`` deciding for seat ``s``; return it.
 
-    clock = time.perf_counter
-    while state.phase != 2:
-        seat = state.cur
-        info = seat_info(state, seat)
-        agent = seats[seat]
-        t0 = clock()
-        a = agent.act(LazyObs(state, seat), info)
-        if think is not None and owners is not None:
-            think[owners[seat]] += clock() - t0
-        if a.__class__ is not int:
-            a = int(a)
-        if a not in info.legal:
-            spec = getattr(agent, "spec", type(agent).__name__)
-            name = info.table.name(a) if 0 <= a < info.table.size else str(a)
-            raise ValueError(f"agent {spec} chose the illegal action {name!r} (id {a}) as seat {seat}")
-        state.play(a)
-    return state
+    With ``think`` and ``owners``, each decision's seconds are added to
+    ``think[owners[seat]]``.
+    """
+    if think is None or owners is None:
+        return play(state, seats)
+    think_of, owner_of = think, owners
+
+    def timer(seat: int, seconds: float) -> None:
+        think_of[owner_of[seat]] += seconds
+
+    return play(state, seats, timer=timer)
 
 
 class _Worker:
     """Agents of one process: one instance per seat, built from the specs."""
 
     def __init__(self, specs: Sequence[str], players: int, rules: TonkRules, seed: int) -> None:
-        from agents.registry import make_agent
-
         self.specs = list(specs)
         self.players = players
         self.rules = rules
@@ -277,13 +274,7 @@ class _Worker:
         turns = 0
         for ai, arr in enumerate(self.arrs):
             seats = [self.instances[(arr[s], s)] for s in range(n)]
-            for s, agent in enumerate(seats):
-                reseed = getattr(agent, "reseed", None)
-                if reseed is not None:
-                    reseed(hand_seed(self.seed, g, ai, s))
-                reset = getattr(agent, "reset_hand", None)
-                if reset is not None:
-                    reset(s, n, rules)
+            start_hand(seats, n, rules, [hand_seed(self.seed, g, ai, s) for s in range(n)])
             state = new_game(rules, n, deck=deck, dealer=n - 1)
             play_hand(state, seats, think, arr)
             res = state.result
@@ -345,8 +336,6 @@ def evaluate(
     ``progress`` is ``True`` for a tqdm bar on stderr or a callable receiving
     the number of deal groups just finished.
     """
-    from agents.registry import check_spec
-
     if not specs:
         raise ValueError("no agent to evaluate")
     canon = [check_spec(s) for s in specs]
@@ -365,8 +354,6 @@ def evaluate(
     bar = None
     tick: Callable[[int], None] | None = None
     if progress is True:
-        from tqdm import tqdm
-
         bar = tqdm(total=num_groups * len(arrs), unit="hand", desc="tonk eval", leave=False, mininterval=0.5)
 
         def tick(k: int) -> None:
@@ -385,8 +372,6 @@ def evaluate(
                 if tick:
                     tick(len(part))
         else:
-            import multiprocessing as mp
-
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(method)
             with ctx.Pool(min(workers, len(chunks)), _init_worker, (canon, players, rules, seed)) as pool:

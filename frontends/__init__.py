@@ -8,13 +8,12 @@ module              what it is
 ``server``          ``tonk serve``: the HTTP/JSON API (FastAPI) and the page
 ``static/``         the browser game, one HTML page served at ``/``
 ``onnx_export``     ``tonk export --format onnx``: a policy network as ONNX
-``onnx_agent``      the ``onnx:DIR`` agent, run with onnxruntime (no torch)
 ``openspiel_game``  OpenSpiel interop: the ``python_tonk`` game, agents as bots
 ==================  ===========================================================
 
 This package is the top layer: it may import ``tonk_env``, ``agents``,
-``eval`` and ``train``; nothing imports it (the registry names
-``frontends.onnx_agent:load_onnx_agent`` as a string, imported on use).
-FastAPI, uvicorn, onnx, onnxruntime and open_spiel are optional: only the modules that
-need them import them. See ``docs/FRONTENDS.md``.
+``eval`` and ``train``; nothing below imports it (the ``onnx:DIR`` agent that
+plays an export is :mod:`agents.onnx_agent`). FastAPI, uvicorn, onnx,
+onnxruntime and open_spiel are optional: only the modules that need them
+import them. See ``docs/FRONTENDS.md``.
 """

@@ -11,7 +11,7 @@ helper API; no torch involved):
 ==================  =================  =======================================
 name                type, shape        meaning
 ==================  =================  =======================================
-``observation``     float32 [B, obs]   the observation tensor (obs layout v2)
+``observation``     float32 [B, obs]   the observation tensor (layout 3)
 ``action_mask``     int8 [B, actions]  1 where the action is legal
 ``masked_logits``   float32 [B, act.]  the policy's logits, -1e9 where masked
 ``action``          int64 [B]          argmax of ``masked_logits``
@@ -25,7 +25,9 @@ for the logits, then ``Where(Cast(mask, bool), logits, -1e9)`` and
 ``rules_hash``, ``num_players``, ``obs_version``, ``obs_size``,
 ``num_actions``, ``activation``, ``source`` (the agent spec exported),
 ``inputs``/``outputs`` and ``observation_slices`` (``[name, start, size]``).
-The ``onnx:DIR`` agent (:mod:`frontends.onnx_agent`) reads both.
+The observation layout is the engine's ``OBS_VERSION`` (3 in this release),
+stored as ``obs_version``. The ``onnx:DIR`` agent (:mod:`agents.onnx_agent`)
+reads both files.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from tonk_env.engine import OBS_VERSION, obs_layout
+from agents.onnx_agent import FORMAT
+from agents.registry import make_agent
+from tonk_env.obs import OBS_VERSION, obs_layout
 
-FORMAT = "tonk-onnx-policy/1"
 OPSET = 13
 #: The logit given to illegal actions.
 MASKED = -1.0e9
@@ -131,8 +134,6 @@ def build_model(layers: list[tuple[np.ndarray, np.ndarray]], activation: str) ->
 
 def export_onnx(spec: str, out_dir: str | Path) -> Path:
     """Export the policy network of a ``ppo:``/``npz:`` agent spec to ``out_dir``; return the folder."""
-    from agents.registry import make_agent
-
     try:
         import onnx
     except ImportError:
@@ -156,8 +157,6 @@ def export_onnx(spec: str, out_dir: str | Path) -> Path:
 
 def export_npz(spec: str, out_dir: str | Path) -> Path:
     """Export the policy network of a ``ppo:``/``npz:`` agent as ``DIR/model.npz`` + ``meta.json``."""
-    from agents.registry import make_agent
-
     policy = make_agent(spec)
     if not hasattr(policy, "save_npz"):
         raise ValueError(f"{spec}: only policy networks (ppo:PATH, npz:PATH agents) can be exported")

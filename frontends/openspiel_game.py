@@ -17,8 +17,8 @@ chance nodes                the shuffle: 52 chance moves, each the next card of
 actions                     the engine's flat action table (540 ids, 580 with
                             ``ace_high``); ``action_to_string`` its strings
 returns                     the hand's payoffs in stakes (terminal reward)
-observation tensor          the engine's observation of that seat (layout v2,
-                            ``docs/ENVIRONMENTS.md``), named slices in ``dict``
+observation tensor          the observation of that seat (``tonk_env.obs``,
+                            layout version ``OBS_VERSION``), named slices in ``dict``
 observation string          the engine's text rendering for that seat
 ==========================  ==================================================
 
@@ -34,18 +34,19 @@ from typing import Any
 import numpy as np
 import pyspiel
 
+from agents.registry import make_agent
 from tonk_env.engine import (
+    OVER,
     GameState,
     TonkRules,
     make_rules,
     new_game,
-    obs_layout,
-    observation,
     render,
-    seat_info,
 )
 from tonk_env.engine.actions import action_table
 from tonk_env.engine.cards import card_to_string
+from tonk_env.obs import obs_layout, observation
+from tonk_env.play import decide, start_hand
 
 SHORT_NAME = "python_tonk"
 DEFAULT_PARAMS = {"players": 2, "rules": "standard"}
@@ -151,7 +152,7 @@ class TonkState(pyspiel.State):
         """The seat to act, CHANCE during the shuffle, TERMINAL once the hand is over."""
         if self.s is None:
             return pyspiel.PlayerId.CHANCE
-        if self.s.phase == 2:
+        if self.s.phase == OVER:
             return pyspiel.PlayerId.TERMINAL
         return self.s.cur
 
@@ -179,7 +180,7 @@ class TonkState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         """Whether the hand is over."""
-        return self.s is not None and self.s.phase == 2
+        return self.s is not None and self.s.phase == OVER
 
     def returns(self) -> list[float]:
         """The payoffs in stakes once the hand is over (zeros before)."""
@@ -219,8 +220,6 @@ class TonkBot(pyspiel.Bot):
     """A Tonk agent (any spec string) playing one seat of ``python_tonk`` as an OpenSpiel bot."""
 
     def __init__(self, spec: str, player: int, seed: int | None = None) -> None:
-        from agents.registry import make_agent
-
         super().__init__()
         self.agent = make_agent(spec, seed=seed)
         self.player = player
@@ -232,21 +231,13 @@ class TonkBot(pyspiel.Bot):
 
     def step(self, state: TonkState) -> int:
         """The agent's action for the seat to act."""
-        from agents.base import LazyObs
-
         s = state.s
         assert s is not None and s.cur == self.player
         key = hash((tuple(s.deck), s.dealer))
         if self._hand != key:
-            reset = getattr(self.agent, "reset_hand", None)
-            if reset is not None:
-                reset(self.player, s.n, s.rules)
+            start_hand({self.player: self.agent}, s.n, s.rules)
             self._hand = key
-        info = seat_info(s, self.player)
-        a = int(self.agent.act(LazyObs(s, self.player), info))
-        if a not in info.legal:
-            raise ValueError(f"agent {self.agent!r} chose the illegal action id {a}")
-        return a
+        return decide(self.agent, s)
 
 
 pyspiel.register_game(GAME_TYPE, TonkGame)

@@ -56,14 +56,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.registry import KindEntry, describe_agents, lookup, make_agent, resolve_params
 from tonk_env.engine import (
     OPTION_NAMES,
+    OVER,
     PRESETS,
     GameState,
     IllegalActionError,
@@ -71,10 +73,10 @@ from tonk_env.engine import (
     action_from_string,
     make_rules,
     replay,
-    seat_info,
     to_record,
     view,
 )
+from tonk_env.play import decide, start_hand
 
 from .table import Move, Table, describe_result, move_text
 
@@ -140,8 +142,6 @@ class Lobby:
     """The live games, their limits and the agent allow-list."""
 
     def __init__(self, agents: Sequence[str], max_games: int, idle_timeout: float) -> None:
-        from agents.registry import KindEntry, lookup
-
         if max_games < 1:
             raise ValueError(f"--max-games must be at least 1, got {max_games}")
         if idle_timeout <= 0:
@@ -166,8 +166,6 @@ class Lobby:
 
     def check_agent(self, spec: str) -> str:
         """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
-        from agents.registry import KindEntry, resolve_params
-
         try:
             sp, entry, _ = resolve_params(spec)
         except ValueError as e:
@@ -225,8 +223,6 @@ class Lobby:
         Agents are built once per spec (the 16 most recent are kept), each used by one
         request at a time; ``seed`` reseeds it first, so an answer depends only on the request.
         """
-        from agents.base import LazyObs
-        from agents.registry import make_agent
 
         with self._agent_lock:
             entry = self._agent_cache.pop(spec, None)
@@ -238,15 +234,11 @@ class Lobby:
         agent, lock = entry
         seat = s.cur
         with lock:
-            if hasattr(agent, "reseed"):
-                agent.reseed(0 if seed is None else seed)
-            if hasattr(agent, "reset_hand"):
-                agent.reset_hand(seat, s.n, s.rules)
-            info = seat_info(s, seat)
-            a = int(agent.act(LazyObs(s, seat), info))
-        if a not in info.legal:
-            raise HTTPException(500, f"agent {spec} chose the illegal action id {a}")
-        return a
+            start_hand({seat: agent}, s.n, s.rules, {seat: 0 if seed is None else seed})
+            try:
+                return decide(agent, s, lambda _: f"agent {spec}")
+            except IllegalActionError as e:
+                raise HTTPException(500, str(e)) from None
 
 
 def game_out(game: Game) -> dict[str, Any]:
@@ -261,15 +253,17 @@ def game_out(game: Game) -> dict[str, Any]:
         "hands_played": t.hands_played,
         "scores": list(t.scores),
         "agents": {str(p): spec for p, spec in t.specs.items()},
-        "over": s.phase == 2,
-        "summary": describe_result(s, names) if s.phase == 2 else None,
+        "over": s.phase == OVER,
+        "summary": describe_result(s, names) if s.phase == OVER else None,
         "moves": [[m.seat, m.text] for m in game.last_moves],
         "log": [[m.seat, m.text] for m in game.log],
         "view": view(s, game.seat),
     }
 
 
+# -- request handling ------------------------------------------------------------------------------
 def _parse_action(s: GameState, action: str | int) -> int:
+    """The legal action id ``action`` names in ``s`` (400 if unknown or not legal now)."""
     if isinstance(action, str):
         try:
             return action_from_string(s, action)
@@ -283,15 +277,204 @@ def _parse_action(s: GameState, action: str | int) -> int:
     return action
 
 
+def _score_if_over(table: Table, s: GameState) -> None:
+    """Add the hand's payoffs to the table's score once it is over."""
+    if s.phase == OVER:
+        table.score(s)
+
+
+def _new_rules(body: NewGame) -> TonkRules:
+    """The rules of a new game, checked for its player count and seat (400 if bad)."""
+    try:
+        rules = make_rules(body.rules, **body.options)
+        rules.check_players(body.players)
+    except (ValueError, TypeError) as e:
+        raise HTTPException(400, str(e)) from None
+    if body.seat >= body.players:
+        raise HTTPException(400, f"seat must be 0..{body.players - 1} for {body.players} players")
+    return rules
+
+
+def start_game(lobby: Lobby, body: NewGame) -> Game:
+    """Seat a new game, deal its first hand and let the agents play until the person must act."""
+    lobby.check_room()
+    rules = _new_rules(body)
+    specs = body.agents or [lobby.offered[0]]
+    for spec in specs:
+        lobby.check_agent(spec)
+    try:
+        table = Table(rules, body.players, [body.seat], specs, seed=body.seed)
+        s = table.deal()
+        moves = table.run_agents(s)
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
+    _score_if_over(table, s)
+    game = Game(secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves))
+    lobby.add(game)
+    return game
+
+
+def play_move(game: Game, body: ActionIn) -> None:
+    """Play the person's move in ``game``, then the agents' answers (409 if it is not theirs to play)."""
+    if body.seat is not None and body.seat != game.seat:
+        raise HTTPException(409, f"this game's person plays seat {game.seat}, not seat {body.seat}")
+    s = game.state
+    if s.phase == OVER:
+        raise HTTPException(409, "the hand is over; POST .../next deals the next one")
+    if s.cur != game.seat:
+        raise HTTPException(409, f"not your turn: seat {s.cur} is to act")
+    s = s.copy()
+    a = _parse_action(s, body.action)
+    mine = Move(game.seat, a, move_text(s, a))
+    s.play(a)
+    moves = game.table.run_agents(s)
+    _score_if_over(game.table, s)
+    game.state = s
+    game.log += [mine, *moves]
+    game.last_moves = moves
+
+
+def deal_next(game: Game) -> None:
+    """Deal the next hand of ``game`` and let the agents play (409 while the hand runs)."""
+    if game.state.phase != OVER:
+        raise HTTPException(409, "the hand is not over yet")
+    s = game.table.deal()
+    moves = game.table.run_agents(s)
+    _score_if_over(game.table, s)
+    game.state, game.log, game.last_moves = s, list(moves), list(moves)
+
+
+def query_position(body: AgentQuery) -> GameState:
+    """The position a query's record reaches, checked to have ``body.seat`` to act (400/409 if not)."""
+    try:
+        s = replay(body.record, check=False)
+    except (ValueError, KeyError, TypeError) as e:
+        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise HTTPException(400, f"cannot replay the record: {what}") from None
+    if s.phase == OVER:
+        raise HTTPException(409, "the hand in the record is over: no move to choose")
+    if body.seat is not None and body.seat != s.cur:
+        raise HTTPException(409, f"seat {body.seat} is not to act: seat {s.cur} is")
+    return s
+
+
+async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with one readable ``detail`` line naming every bad field, and the errors themselves."""
+    errors = jsonable_encoder(exc.errors())
+    parts = []
+    for e in errors:
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+    return JSONResponse({"detail": "invalid request: " + "; ".join(parts), "errors": errors}, status_code=422)
+
+
+# -- the routes ------------------------------------------------------------------------------------
+def page_router() -> APIRouter:
+    """``GET /``: the browser game (kept out of the OpenAPI schema)."""
+    router = APIRouter()
+
+    @router.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> HTMLResponse:
+        return HTMLResponse(PAGE.read_text(encoding="utf-8"))
+
+    return router
+
+
+def catalog_router(lobby: Lobby) -> APIRouter:
+    """``GET /api/agents`` and ``GET /api/rules``: what a new game may be made of."""
+    router = APIRouter()
+
+    @router.get("/api/agents", summary="agent specs offered, and the registered kinds")
+    def list_agents() -> dict[str, Any]:
+        return {
+            "offered": lobby.offered,
+            "allowed_paths": [f"{k}:{p}" for k, p in sorted(lobby.allowed_paths)],
+            "registered": describe_agents(),
+        }
+
+    @router.get("/api/rules", summary="rules presets and options")
+    def list_rules() -> dict[str, Any]:
+        return {
+            "presets": {k: dict(v) for k, v in PRESETS.items()},
+            "options": list(OPTION_NAMES),
+            "defaults": TonkRules().to_dict(),
+        }
+
+    return router
+
+
+def games_router(lobby: Lobby) -> APIRouter:
+    """``/api/games``: start, view, play, deal, record and end the lobby's games."""
+    router = APIRouter()
+
+    @router.post("/api/games", status_code=201, summary="start a game; the agents play until it is your turn")
+    def new_game(body: NewGame) -> dict[str, Any]:
+        return game_out(start_game(lobby, body))
+
+    @router.get("/api/games/{gid}", summary="your seat's view of a game")
+    def get_game(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            return game_out(game)
+
+    @router.post("/api/games/{gid}/actions", summary="play your move; the agents answer")
+    def post_action(gid: str, body: ActionIn) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            play_move(game, body)
+            return game_out(game)
+
+    @router.post("/api/games/{gid}/next", summary="deal the next hand of a game")
+    def next_hand(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            deal_next(game)
+            return game_out(game)
+
+    @router.get("/api/games/{gid}/record", summary="the record of a finished hand (deck included)")
+    def get_record(gid: str) -> dict[str, Any]:
+        game = lobby.get(gid)
+        with game.lock:
+            if game.state.phase != OVER:
+                raise HTTPException(409, "the record holds the deck: it is served once the hand is over")
+            return to_record(game.state)
+
+    @router.delete("/api/games/{gid}", status_code=204, summary="end a game")
+    def delete_game(gid: str) -> Response:
+        lobby.get(gid)
+        with lobby.lock:
+            lobby.games.pop(gid, None)
+        return Response(status_code=204)
+
+    return router
+
+
+def agent_router(lobby: Lobby) -> APIRouter:
+    """``POST /api/agent-action``: an agent's move in any position, with no game kept."""
+    router = APIRouter()
+
+    @router.post(
+        "/api/agent-action", summary="stateless: an agent's move in the position a hand record reaches"
+    )
+    def agent_action(body: AgentQuery) -> dict[str, Any]:
+        lobby.check_agent(body.agent)
+        s = query_position(body)
+        seat = s.cur
+        try:
+            a = lobby.ask(body.agent, s, body.seed)
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from None
+        return {"seat": seat, "action": s.table.name(a), "action_id": a}
+
+    return router
+
+
 def create_app(
     agents: Sequence[str] = (),
     max_games: int = 100,
     idle_timeout: float = 3600.0,
 ) -> FastAPI:
     """The FastAPI app of ``tonk serve`` (``agents``: offered specs; path kinds form the allow-list)."""
-    from .onnx_agent import ensure_registered
-
-    ensure_registered()
     lobby = Lobby(agents, max_games, idle_timeout)
     app = FastAPI(
         title="Tonk RL",
@@ -300,141 +483,9 @@ def create_app(
         description=(__doc__ or "").split("\n\n")[0],
     )
     app.state.lobby = lobby
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = jsonable_encoder(exc.errors())
-        parts = []
-        for e in errors:
-            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
-            parts.append(f"{where}: {e.get('msg', 'invalid')}")
-        return JSONResponse(
-            {"detail": "invalid request: " + "; ".join(parts), "errors": errors}, status_code=422
-        )
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def page() -> HTMLResponse:
-        return HTMLResponse(PAGE.read_text(encoding="utf-8"))
-
-    @app.get("/api/agents", summary="agent specs offered, and the registered kinds")
-    def list_agents() -> dict[str, Any]:
-        from agents.registry import describe_agents
-
-        return {
-            "offered": lobby.offered,
-            "allowed_paths": [f"{k}:{p}" for k, p in sorted(lobby.allowed_paths)],
-            "registered": describe_agents(),
-        }
-
-    @app.get("/api/rules", summary="rules presets and options")
-    def list_rules() -> dict[str, Any]:
-        return {
-            "presets": {k: dict(v) for k, v in PRESETS.items()},
-            "options": list(OPTION_NAMES),
-            "defaults": TonkRules().to_dict(),
-        }
-
-    @app.post("/api/games", status_code=201, summary="start a game; the agents play until it is your turn")
-    def new_game(body: NewGame) -> dict[str, Any]:
-        lobby.check_room()
-        try:
-            rules = make_rules(body.rules, **body.options)
-            rules.check_players(body.players)
-        except (ValueError, TypeError) as e:
-            raise HTTPException(400, str(e)) from None
-        if body.seat >= body.players:
-            raise HTTPException(400, f"seat must be 0..{body.players - 1} for {body.players} players")
-        specs = body.agents or [lobby.offered[0]]
-        for spec in specs:
-            lobby.check_agent(spec)
-        try:
-            table = Table(rules, body.players, [body.seat], specs, seed=body.seed)
-            s = table.deal()
-            moves = table.run_agents(s)
-        except ValueError as e:
-            raise HTTPException(400, str(e)) from None
-        if s.phase == 2:
-            table.score(s)
-        game = Game(secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves))
-        lobby.add(game)
-        return game_out(game)
-
-    @app.get("/api/games/{gid}", summary="your seat's view of a game")
-    def get_game(gid: str) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            return game_out(game)
-
-    @app.post("/api/games/{gid}/actions", summary="play your move; the agents answer")
-    def post_action(gid: str, body: ActionIn) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            if body.seat is not None and body.seat != game.seat:
-                raise HTTPException(409, f"this game's person plays seat {game.seat}, not seat {body.seat}")
-            s = game.state
-            if s.phase == 2:
-                raise HTTPException(409, "the hand is over; POST .../next deals the next one")
-            if s.cur != game.seat:
-                raise HTTPException(409, f"not your turn: seat {s.cur} is to act")
-            s = s.copy()
-            a = _parse_action(s, body.action)
-            mine = Move(game.seat, a, move_text(s, a))
-            s.play(a)
-            moves = game.table.run_agents(s)
-            if s.phase == 2:
-                game.table.score(s)
-            game.state = s
-            game.log += [mine, *moves]
-            game.last_moves = moves
-            return game_out(game)
-
-    @app.post("/api/games/{gid}/next", summary="deal the next hand of a game")
-    def next_hand(gid: str) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            if game.state.phase != 2:
-                raise HTTPException(409, "the hand is not over yet")
-            s = game.table.deal()
-            moves = game.table.run_agents(s)
-            if s.phase == 2:
-                game.table.score(s)
-            game.state, game.log, game.last_moves = s, list(moves), list(moves)
-            return game_out(game)
-
-    @app.get("/api/games/{gid}/record", summary="the record of a finished hand (deck included)")
-    def get_record(gid: str) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            if game.state.phase != 2:
-                raise HTTPException(409, "the record holds the deck: it is served once the hand is over")
-            return to_record(game.state)
-
-    @app.delete("/api/games/{gid}", status_code=204, summary="end a game")
-    def delete_game(gid: str) -> Response:
-        lobby.get(gid)
-        with lobby.lock:
-            lobby.games.pop(gid, None)
-        return Response(status_code=204)
-
-    @app.post("/api/agent-action", summary="stateless: an agent's move in the position a hand record reaches")
-    def agent_action(body: AgentQuery) -> dict[str, Any]:
-        lobby.check_agent(body.agent)
-        try:
-            s = replay(body.record, check=False)
-        except (ValueError, KeyError, TypeError) as e:
-            what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-            raise HTTPException(400, f"cannot replay the record: {what}") from None
-        if s.phase == 2:
-            raise HTTPException(409, "the hand in the record is over: no move to choose")
-        if body.seat is not None and body.seat != s.cur:
-            raise HTTPException(409, f"seat {body.seat} is not to act: seat {s.cur} is")
-        seat = s.cur
-        try:
-            a = lobby.ask(body.agent, s, body.seed)
-        except ValueError as e:
-            raise HTTPException(400, str(e)) from None
-        return {"seat": seat, "action": s.table.name(a), "action_id": a}
-
+    app.exception_handler(RequestValidationError)(_invalid_request)
+    for router in (page_router(), catalog_router(lobby), games_router(lobby), agent_router(lobby)):
+        app.include_router(router)
     return app
 
 

@@ -12,9 +12,10 @@ The terminal game and the server both drive hands through a :class:`Table`:
   the hand is over, and returns their moves as :class:`Move`;
 - :meth:`Table.score` adds a finished hand's payoffs to the running totals.
 
-Agents are called as in :func:`eval.duplicate.play_hand`: ``reset_hand``
-and ``reseed`` before every hand, ``act(LazyObs(state, seat), seat_info(...))``
-at every decision, and an illegal answer is a ``ValueError`` naming the agent.
+Agents play through the one hand loop (:mod:`tonk_env.play`): ``reseed``
+and ``reset_hand`` before every hand, :func:`~tonk_env.play.decide` at every
+decision (an illegal answer is an ``IllegalActionError`` naming the agent),
+and :func:`~tonk_env.play.play` stopping at a person's turn.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, seat_info, shuffled_deck
+from agents.registry import make_agent
+from tonk_env.agent import Agent
+from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, shuffled_deck
 from tonk_env.engine.actions import TAKE
+from tonk_env.play import decide, play, start_hand
 
 #: Words for how a hand ended (``Result.kind``).
 RESULT_WORDS = {
@@ -85,15 +88,13 @@ class Table:
         specs: Sequence[str],
         seed: int | None = None,
     ) -> None:
-        from agents.registry import make_agent
-
         rules.check_players(num_players)
         self.rules = rules
         self.n = num_players
         self.humans = frozenset(humans)
         self.specs = fill_seats(num_players, self.humans, specs)
         self.rng = random.Random(seed)
-        self.agents: dict[int, Any] = {
+        self.agents: dict[int, Agent] = {
             p: make_agent(spec, seed=self.rng.getrandbits(63)) for p, spec in self.specs.items()
         }
         self.scores = [0.0] * num_players
@@ -114,40 +115,30 @@ class Table:
         dealer = self.next_dealer()
         deck = shuffled_deck(random.Random(self.rng.getrandbits(63)))
         s = new_game(self.rules, self.n, deck=deck, dealer=dealer)
-        for p, agent in self.agents.items():
-            reseed = getattr(agent, "reseed", None)
-            if reseed is not None:
-                reseed(self.rng.getrandbits(63))
-            reset = getattr(agent, "reset_hand", None)
-            if reset is not None:
-                reset(p, self.n, self.rules)
+        seeds = {p: self.rng.getrandbits(63) for p in self.agents}
+        start_hand(self.agents, self.n, self.rules, seeds)
         self.hands_dealt += 1
         return s
 
+    def agent_name(self, seat: int) -> str:
+        """How errors name the agent of a seat: ``agent heuristic:expert``."""
+        return f"agent {self.specs[seat]}"
+
     def agent_action(self, s: GameState) -> int:
         """The action the agent in the seat to act chooses (checked legal)."""
-        from agents.base import LazyObs
-
-        seat = s.cur
-        agent = self.agents[seat]
-        info = seat_info(s, seat)
-        a = agent.act(LazyObs(s, seat), info)
-        if a.__class__ is not int:
-            a = int(a)
-        if a not in info.legal:
-            name = info.table.name(a) if 0 <= a < info.table.size else str(a)
-            raise ValueError(
-                f"agent {self.specs[seat]} chose the illegal action {name!r} (id {a}) as seat {seat}"
-            )
-        return a
+        return decide(self.agents[s.cur], s, self.agent_name)
 
     def run_agents(self, s: GameState, limit: int | None = None) -> list[Move]:
         """Play agents' moves on ``s`` in place until a person must act or the hand is over."""
         moves: list[Move] = []
-        while s.phase != 2 and s.cur not in self.humans and (limit is None or len(moves) < limit):
-            a = self.agent_action(s)
-            moves.append(Move(s.cur, a, move_text(s, a)))
-            s.play(a)
+
+        def person_or_limit(state: GameState) -> bool:
+            return state.cur in self.humans or (limit is not None and len(moves) >= limit)
+
+        def record(state: GameState, action: int) -> None:
+            moves.append(Move(state.cur, action, move_text(state, action)))
+
+        play(s, self.agents, until=person_or_limit, on_move=record, who=self.agent_name)
         return moves
 
     def score(self, s: GameState) -> None:

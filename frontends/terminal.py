@@ -33,7 +33,15 @@ import shutil
 from collections.abc import Sequence
 from typing import TextIO
 
-from tonk_env.engine import GameState, IllegalActionError, TonkRules, action_from_string, seat_info
+from tonk_env.engine import (
+    OVER,
+    GameState,
+    IllegalActionError,
+    TonkRules,
+    action_from_string,
+    seat_info,
+    view_from_info,
+)
 from tonk_env.engine.actions import DISCARD, DRAW, HIT_BOOK, SPREAD
 from tonk_env.engine.cards import card_to_string, hand_value, mask_to_strings, parse_card
 from tonk_env.engine.infostate import SeatInfo
@@ -98,7 +106,7 @@ class TerminalGame:
                 tags.append(f"may not drop for {info.waits[p]} turn(s)")
             if p != self.seat and info.known[p]:
                 tags.append("known: " + " ".join(mask_to_strings(info.known[p])))
-            turn = "->" if p == info.cur and info.phase != 2 else "  "
+            turn = "->" if p == info.cur and info.phase != OVER else "  "
             extra = f"   [{'; '.join(tags)}]" if tags else ""
             self.say(f" {turn} {self.label(p):28s} {info.hand_sizes[p]} cards{extra}")
         self.say("Table:" + ("" if info.spreads else " (no spreads)"))
@@ -114,7 +122,7 @@ class TerminalGame:
 
         Discards follow the order of the hand on screen (by rank, then suit).
         """
-        moves = list(zip(info.legal, info.view()["legal_actions"], strict=True))
+        moves = list(zip(info.legal, view_from_info(info)["legal_actions"], strict=True))
         return sorted(moves, key=_display_order)
 
     def show_moves(self, moves: list[tuple[int, str]]) -> None:
@@ -209,25 +217,25 @@ class TerminalGame:
         s = t.deal()
         self.log = []
         self.say()
-        if s.phase == 2 or s.cur != self.seat:
+        if s.phase == OVER or s.cur != self.seat:
             of = f" of {hands}" if hands else ""
             head = f"== Hand {hand_no}{of} - {self.label(s.dealer)} dealt, {self.label(s.cur)} to play first "
             self.say(head + "=" * max(0, self.width - len(head)))
             mine = s.hands[self.seat]
             self.say(f"Your hand: {' '.join(mask_to_strings(mine))}   count {hand_value(mine)}")
-        while s.phase != 2:
+        while s.phase != OVER:
             if s.cur == self.seat:
                 self.show_table(s, hand_no, hands)
-                while s.phase != 2 and s.cur == self.seat:
+                while s.phase != OVER and s.cur == self.seat:
                     before = s.hands[self.seat]
                     a = self.read_move(s, hand_no, hands)
                     draw = a == DRAW and s.stock
                     self.log.append(Move(self.seat, a, move_text(s, a)))
                     s.play(a)
-                    if draw and s.phase != 2:
+                    if draw and s.phase != OVER:
                         card = (s.hands[self.seat] & ~before).bit_length() - 1
                         self.say(f"   you drew {card_to_string(card)}")
-                    if s.phase != 2 and s.cur == self.seat:
+                    if s.phase != OVER and s.cur == self.seat:
                         info = seat_info(s, self.seat)
                         self.say(f"Your hand: {' '.join(mask_to_strings(info.hand))}   count {info.count}")
             else:

@@ -1,4 +1,4 @@
-"""Helpers for the engine tests: stacked decks, scripted hands and random playouts."""
+"""Helpers for the engine tests: stacked decks, scripted hands, random playouts and random states."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import strategies as st
 
 from tonk_env.engine import (
+    OVER,
+    PRESETS,
     GameState,
     IllegalActionError,
     TonkRules,
@@ -133,7 +136,23 @@ def playout(
     s = new_game(rules, n, seed=seed)
     player = BiasedPlayer(random.Random(seed if player_seed is None else player_seed), p_drop=p_drop)
     states = [s.copy()]
-    while s.phase != 2:
+    while s.phase != OVER:
         s.play(player(s))
         states.append(s.copy())
     return s, states
+
+
+def random_state(preset: str, n: int, seed: int, cut: float) -> GameState:
+    """A state part way through a random hand (the end state if ``cut`` is 1)."""
+    _, states = playout(make_rules(preset), n, seed)
+    return states[int(cut * (len(states) - 1))]
+
+
+#: Hypothesis strategy: states part way through random hands, every preset and player count.
+state_st = st.builds(
+    random_state,
+    st.sampled_from(sorted(PRESETS)),
+    st.integers(2, 6),
+    st.integers(0, 2**32 - 1),
+    st.floats(0, 1),
+)

@@ -7,10 +7,18 @@ import random
 import pytest
 from helpers_engine import stack
 
-from agents.base import LazyObs
 from agents.registry import make_agent
-from tonk_env.engine import GameState, action_from_string, make_rules, new_game, seat_info
+from tonk_env.engine import (
+    OVER,
+    GameState,
+    action_from_string,
+    make_rules,
+    new_game,
+    seat_info,
+    view_from_info,
+)
 from tonk_env.engine.actions import DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.obs import LazyObs
 
 
 def position(
@@ -187,7 +195,7 @@ def test_agents_play_legal_actions_to_the_end(spec: str, rules: str, players: in
         s = new_game(make_rules(rules), players, seed=hand)
         for p, ag in enumerate(agents):
             ag.reset_hand(p, players, s.rules)
-        while s.phase != 2:
+        while s.phase != OVER:
             info = seat_info(s, s.cur)
             a = agents[s.cur].act(LazyObs(s, s.cur), info)
             assert a in info.legal
@@ -202,7 +210,7 @@ def test_agents_are_deterministic_given_their_seed(spec: str) -> None:
         out = []
         for hand in range(3):
             s = new_game(make_rules(), 2, seed=hand)
-            while s.phase != 2:
+            while s.phase != OVER:
                 random.random()
                 a = agents[s.cur].act(LazyObs(s, s.cur), seat_info(s, s.cur))
                 out.append(a)
@@ -216,7 +224,7 @@ def test_agents_use_only_the_seats_view() -> None:
     # the same view with different hidden cards must give the same choice
     s = position(["4H 5H 9C KD QS", "2C 3D 8S JC TD"], "7C", "AS 2S 3S 4S 5S")
     t = position(["4H 5H 9C KD QS", "KC KH QD 2H AH"], "7C", "AS 2S 3S 4S 5S")
-    assert seat_info(s, 0).view() == seat_info(t, 0).view()
+    assert view_from_info(seat_info(s, 0)) == view_from_info(seat_info(t, 0))
     for spec in ["heuristic:expert", "search:ismcts?budget=24", "heuristic:fast", "random"]:
         a = make_agent(spec, seed=5).act(LazyObs(s, 0), seat_info(s, 0))
         b = make_agent(spec, seed=5).act(LazyObs(t, 0), seat_info(t, 0))
@@ -251,7 +259,7 @@ def test_lazy_obs_computes_on_first_access_only() -> None:
 # --- the expert's fast paths against the plain formulas ------------------------------------------
 
 
-def _plain_potential(hand: int, ctx) -> float:  # noqa: ANN001
+def _plain_potential(hand: int, ctx) -> float:
     """potential() as first written: every rank, then every suit's near-runs."""
     from agents.heuristic import _NEAR_PAIRS, _near_run
     from tonk_env.engine.cards import RANK_MASKS, VALUES
@@ -267,7 +275,7 @@ def _plain_potential(hand: int, ctx) -> float:  # noqa: ANN001
     return pot
 
 
-def _plain_hidden_counts(pool, hidden, turns, selection, rng):  # noqa: ANN001, ANN202
+def _plain_hidden_counts(pool, hidden, turns, selection, rng):
     """sample_hidden_counts() as first written: it shuffles the cards themselves."""
     from agents.estimate import extra_cards
     from tonk_env.engine.cards import VALUES

@@ -107,7 +107,7 @@ def test_full_stacked_deck_is_dealt_as_given() -> None:
 )
 def test_bad_stacked_decks(deck: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        new_game("standard", 2, deck=deck)  # type: ignore[arg-type]
+        new_game("standard", 2, deck=deck)  # type: ignore[arg-type]  # a wrong type on purpose
 
 
 def test_shuffled_deck() -> None:

@@ -6,6 +6,7 @@ import pytest
 from helpers_engine import dd, play_script
 
 from tonk_env.engine import (
+    START,
     GameState,
     IllegalActionError,
     action_from_string,
@@ -159,7 +160,7 @@ def test_non_integer_actions_are_refused() -> None:
     s = new_game("standard", 2, seed=3)
     for bad in ("draw", 1.5, None):
         with pytest.raises(IllegalActionError, match="integer"):
-            s.play(bad)  # type: ignore[arg-type]
+            s.play(bad)  # type: ignore[arg-type]  # a wrong type on purpose
     for bad_id in (-1, 10_000, DISCARD):  # out of range / not in the start phase
         with pytest.raises(IllegalActionError, match="legal actions: drop, draw, take"):
             s.play(bad_id)
@@ -205,7 +206,7 @@ def test_hit_in_the_start_phase() -> None:
     s.play(action_from_string(s, "discard KC"))
     s.play(action_from_string(s, "draw"))
     s.play(action_from_string(s, "discard 6D"))
-    assert s.cur == 0 and s.phase == 0
+    assert s.cur == 0 and s.phase == START
     assert_refused(s, "hit 5H on 2H", "start")
 
 

@@ -10,15 +10,15 @@ from pettingzoo.utils import wrappers
 
 from tonk_env import env, raw_env
 from tonk_env.engine import (
+    PLAY,
     PRESETS,
     IllegalActionError,
     action_table,
     legal_mask,
     make_rules,
-    obs_layout,
-    observation,
     replay,
 )
+from tonk_env.obs import obs_layout, observation
 
 PLAYERS = (2, 3, 4)
 
@@ -171,7 +171,7 @@ def test_illegal_action_raises_a_clear_error() -> None:
     with pytest.raises(AssertionError):  # AssertOutOfBoundsWrapper
         e.step(540)
     e.step(np.int64(1))  # NumPy integers are fine
-    assert e.unwrapped.game.phase == 1
+    assert e.unwrapped.game.phase == PLAY
 
 
 @pytest.mark.parametrize("penalty", [-1.0, -5.0])

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tonk_env import env
-from tonk_env.engine import PRESETS, RESULT_KINDS, check_invariants, legal_mask
+from tonk_env.engine import OVER, PRESETS, RESULT_KINDS, check_invariants, legal_mask
 from tonk_env.single import TonkSingleAgentEnv
 
 
@@ -191,7 +191,7 @@ def test_masked_random_agent_plays_10000_hands(preset: str) -> None:
                 np.testing.assert_array_equal(mask, legal_mask(u.game))
             e.step(int(legal[int(choose() * len(legal))]))
         g = u.game
-        assert g.phase == 2 and g.result is not None
+        assert g.phase == OVER and g.result is not None
         assert set(finals) == set(e.possible_agents)
         assert abs(sum(finals.values())) < 1e-9
         assert [finals[f"player_{i}"] for i in range(n)] == list(g.result.payoffs)

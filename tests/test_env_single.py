@@ -11,7 +11,9 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+from tonk_env.agent import Agent, RandomPolicy, as_agent, random_policy
 from tonk_env.engine import (
+    OVER,
     PRESETS,
     RESULT_KINDS,
     IllegalActionError,
@@ -19,17 +21,9 @@ from tonk_env.engine import (
     action_table,
     legal_mask,
     make_rules,
-    obs_layout,
-    observation,
 )
-from tonk_env.single import (
-    ACKNOWLEDGE,
-    Policy,
-    RandomPolicy,
-    TonkSingleAgentEnv,
-    policy_action,
-    random_policy,
-)
+from tonk_env.obs import obs_layout, observation
+from tonk_env.single import ACKNOWLEDGE, TonkSingleAgentEnv
 
 NAMES = {action_table(False).name(a): a for a in range(action_table(False).size)}
 
@@ -136,7 +130,7 @@ def test_policy_contract_objects_and_callables() -> None:
         return int(legal[-1])  # never 0 (drop) unless it is the only action
 
     obj = Scripted([])
-    assert isinstance(obj, Policy) and isinstance(random_policy(1), Policy)
+    assert isinstance(obj, Agent) and isinstance(random_policy(1), Agent)
     env = TonkSingleAgentEnv(3, opponents=[fn, obj], learner_seat=1)
     for seed in range(10):
         env.reset(seed=seed)
@@ -150,7 +144,7 @@ def test_policy_contract_objects_and_callables() -> None:
     mask = np.zeros(540, np.int8)
     mask[[1, 2, 40]] = 1
     obs = {"observation": np.zeros(1, np.float32), "action_mask": mask}
-    assert {policy_action(rp, obs, None) for _ in range(60)} == {1, 2, 40}
+    assert {as_agent(rp).act(obs, None) for _ in range(60)} == {1, 2, 40}
 
 
 def test_a_single_policy_plays_every_opponent_seat_and_hears_each_seat() -> None:
@@ -226,7 +220,7 @@ def test_hands_ending_before_the_learner_acts_are_dealt_again() -> None:
     obs, info = env.reset(seed=0)
     assert info["skipped_hands"] >= 1
     assert info["skipped_payoff"] in (-1.0, 2.0) or info["skipped_hands"] > 1
-    assert env.game.cur == 1 and env.game.phase != 2 and env.action_masks().any()
+    assert env.game.cur == 1 and env.game.phase != OVER and env.action_masks().any()
     assert env.skipped_hands_total == info["skipped_hands"]
     assert env.skipped_payoff_total == info["skipped_payoff"]
 
@@ -242,7 +236,7 @@ def test_instant_wins_are_dealt_again_and_counted() -> None:
     for seed in range(40):
         _, info = env.reset(seed=seed)
         skipped += info["skipped_hands"]
-        assert env.game.phase != 2 and env.game.cur == 0
+        assert env.game.phase != OVER and env.game.cur == 0
     assert skipped > 0 and env.skipped_hands_total == skipped
 
 
@@ -261,7 +255,7 @@ def test_early_end_is_validated_and_defaults_to_deliver() -> None:
     assert TonkSingleAgentEnv(2).early_end == "deliver"
     for bad in ("skip", "", None, 1):
         with pytest.raises(ValueError, match=r"early_end must be 'deliver' or 'redeal'"):
-            TonkSingleAgentEnv(2, early_end=bad)  # type: ignore[arg-type]
+            TonkSingleAgentEnv(2, early_end=bad)  # type: ignore[arg-type]  # a wrong type on purpose
     env = TonkSingleAgentEnv(2)
     _, info = env.reset(seed=0)
     assert info == {"learner_seat": 0, "hand_over": False, "skipped_hands": 0, "skipped_payoff": 0.0}
@@ -275,7 +269,7 @@ def test_an_instant_win_is_delivered_in_one_acknowledgement_step(seat: int, payo
     assert ACKNOWLEDGE == 1 == NAMES["draw"]
     assert info["learner_seat"] == seat and info["hand_over"] is True
     assert info["result_kind"] == "instant_win" and info["payoffs"] == [2, -2] and info["ended_by"] == 0
-    assert env.game.phase == 2 and env.observation_space.contains(obs)
+    assert env.game.phase == OVER and env.observation_space.contains(obs)
     np.testing.assert_array_equal(obs, observation(env.game, seat))
     mask = env.action_masks()
     assert mask.dtype == np.int8 and mask.shape == (540,) and mask.sum() == 1 and mask[1] == 1

@@ -22,7 +22,7 @@ from eval.duplicate import (
 )
 from eval.report import format_table, to_json
 from tonk_cli.main import main
-from tonk_env.engine import RESULT_KINDS
+from tonk_env.engine import RESULT_KINDS, START
 
 # --- seatings ----------------------------------------------------------------------------------
 
@@ -98,10 +98,10 @@ class _Recorder(RandomAgent):
         super().__init__(seed)
         self.tag = tag
 
-    def reset_hand(self, seat: int, num_players: int, rules: object) -> None:  # noqa: D102
+    def reset_hand(self, seat: int, num_players: int, rules: object) -> None:
         self.first = True
 
-    def act(self, obs, info):  # noqa: ANN001, ANN201, D102
+    def act(self, obs, info):
         if self.first:
             self.first = False
             _Recorder.log.append((self.tag, info.seat, info.hand))
@@ -118,7 +118,7 @@ def test_every_deal_is_replayed_in_every_seating(monkeypatch: pytest.MonkeyPatch
     evaluate(["test:rec?tag=a", "test:rec?tag=b"], hands=6, seed=11, workers=1)
     for g in range(3):
         s = new_game("standard", 2, deck=deal_deck(11, g), dealer=1)
-        assert s.phase == 0  # no instant win in these deals
+        assert s.phase == START  # no instant win in these deals
         dealt = s.hands
         seen = _Recorder.log[4 * g : 4 * g + 4]  # two seatings of two hands each
         for tag in "ab":

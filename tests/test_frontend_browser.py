@@ -1,8 +1,8 @@
 """The browser game end to end: ``tonk serve``'s page in headless Chromium (Selenium), played by clicking.
 
-Needs Debian's ``chromium`` and ``chromium-driver`` and the ``selenium`` package;
-skips with the reason when one is missing. The server runs in a thread on
-127.0.0.1 (loopback only).
+Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them; by hand:
+``apt-get install chromium chromium-driver``) and the ``selenium`` package (the ``test`` extra);
+skips with the reason when one is missing. The server runs in a thread on 127.0.0.1 (loopback only).
 """
 
 from __future__ import annotations
@@ -17,26 +17,29 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
-pytest.importorskip("selenium")
+pytest.importorskip("fastapi", reason="fastapi is not installed (pip install -e '.[test]')")
+pytest.importorskip("uvicorn", reason="uvicorn is not installed (pip install -e '.[test]')")
+pytest.importorskip("selenium", reason="selenium is not installed (pip install -e '.[test]')")
+
+import uvicorn
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from frontends.server import create_app
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 DRIVER = shutil.which("chromedriver")
-if CHROMIUM is None or DRIVER is None:
+_MISSING = [name for name, path in (("chromium", CHROMIUM), ("chromedriver", DRIVER)) if path is None]
+if _MISSING:
     pytest.skip(
-        "headless Chromium is not installed (apt-get install chromium chromium-driver)",
+        f"{' and '.join(_MISSING)} not found on PATH: install Debian's chromium and chromium-driver "
+        "(apt-get install chromium chromium-driver; .ci/run does this on CI)",
         allow_module_level=True,
     )
-
-from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import WebDriverException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
-
-from frontends.server import create_app  # noqa: E402
 
 
 def _free_port() -> int:

@@ -15,22 +15,20 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from agents.base import LazyObs  # noqa: E402
-from agents.mlp import MLPPolicy  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from frontends.onnx_agent import OnnxPolicy, ensure_registered  # noqa: E402
-from frontends.table import Table  # noqa: E402
-from tonk_cli.main import main  # noqa: E402
-from tonk_env.engine import (  # noqa: E402
-    OBS_VERSION,
+from agents.mlp import MLPPolicy
+from agents.onnx_agent import OnnxPolicy
+from agents.registry import make_agent
+from frontends.table import Table
+from tonk_cli.main import main
+from tonk_env.engine import (
+    OVER,
     action_table,
     legal_mask,
     make_rules,
     new_game,
-    obs_layout,
-    observation,
     seat_info,
 )
+from tonk_env.obs import OBS_VERSION, LazyObs, obs_layout, observation
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["total_steps=512", "n_envs=2", "ppo.n_steps=128", "ppo.batch_size=128", "ppo.n_epochs=1",
@@ -64,7 +62,7 @@ def positions(count: int, players: int = 2, seed: int = 0) -> tuple[np.ndarray, 
     obs, masks = [], []
     while len(obs) < count:
         s = new_game(make_rules(), players, seed=rng.getrandbits(32))
-        while s.phase != 2 and len(obs) < count:
+        while s.phase != OVER and len(obs) < count:
             obs.append(observation(s, s.cur))
             masks.append(legal_mask(s))
             legal = s.legal_actions()
@@ -111,7 +109,6 @@ def test_exported_ppo_checkpoint_chooses_as_the_source_on_1000_positions(
         assert meta[key] == source.meta[key], key
     assert meta["format"] == "tonk-onnx-policy/1" and meta["obs_version"] == OBS_VERSION
     assert meta["observation_slices"][0] == ["hand", 0, 52]
-    ensure_registered()
     agent = make_agent(f"onnx:{out}")
     assert isinstance(agent, OnnxPolicy) and agent.spec == f"onnx:{out}"
     obs, masks = positions(1000)
@@ -122,7 +119,6 @@ def test_exported_npz_relu_network_and_npz_format(tmp_path: Path) -> None:
     npz = random_npz(tmp_path / "net.npz")
     out = tmp_path / "onnx"
     assert main(["export", f"npz:{npz}", "--out", str(out)]) == 0
-    ensure_registered()
     obs, masks = positions(400, seed=1)
     _same_choices(MLPPolicy.load_npz(npz), make_agent(f"onnx:{out}"), obs, masks)
     assert main(["export", f"npz:{npz}", "--format", "npz", "--out", str(tmp_path / "again")]) == 0
@@ -135,12 +131,11 @@ def test_onnx_agent_plays_at_a_table_and_refuses_other_tables(tmp_path: Path) ->
     assert (
         main(["export", f"npz:{random_npz(tmp_path / 'net.npz', activation='tanh')}", "--out", str(out)]) == 0
     )
-    ensure_registered()
     table = Table(make_rules(), 2, [], [f"onnx:{out}", f"onnx:{out}?deterministic=false"], seed=1)
     for _ in range(3):
         s = table.deal()
         table.run_agents(s, limit=400)
-        if s.phase == 2:
+        if s.phase == OVER:
             table.score(s)
     assert sum(table.scores) == 0
     agent = make_agent(f"onnx:{out}")
@@ -159,7 +154,6 @@ def test_export_and_agent_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "only policy networks" in capsys.readouterr().err
     assert main(["export", f"npz:{tmp_path / 'missing.npz'}", "--out", str(tmp_path / "x")]) == 2
     assert "no such file" in capsys.readouterr().err
-    ensure_registered()
     with pytest.raises(ValueError, match="not an exported ONNX policy"):
         make_agent(f"onnx:{tmp_path}")
     out = tmp_path / "onnx"
@@ -178,8 +172,8 @@ def test_onnx_agent_runs_without_torch(tmp_path: Path) -> None:
     code = f"""
 import sys
 sys.modules["torch"] = None  # any import of torch now fails
-from frontends.onnx_agent import load_onnx_agent
-from agents.base import LazyObs
+from agents.onnx_agent import load_onnx_agent
+from tonk_env.obs import LazyObs
 from tonk_env.engine import new_game, seat_info
 agent = load_onnx_agent({str(out)!r})
 s = new_game("standard", 2, seed=0)

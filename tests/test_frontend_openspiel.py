@@ -7,8 +7,9 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from frontends.openspiel_game import TonkBot  # noqa: E402  (registers python_tonk)
-from tonk_env.engine import make_rules, new_game, observation, render  # noqa: E402
+from frontends.openspiel_game import TonkBot  # noqa: E402 - must follow importorskip (registers python_tonk)
+from tonk_env.engine import make_rules, new_game, render  # noqa: E402 - must follow importorskip
+from tonk_env.obs import observation  # noqa: E402 - must follow importorskip
 
 
 @pytest.mark.parametrize("name", ["python_tonk", "python_tonk(players=3,rules=seven_card)",
@@ -18,7 +19,7 @@ def test_random_simulations_pass_pyspiel_checks(name: str) -> None:
     pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
 
 
-def _dealt(game):  # noqa: ANN001, ANN202
+def _dealt(game):
     state = game.new_initial_state()
     k = 0
     while state.is_chance_node():

@@ -11,25 +11,24 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-import warnings  # noqa: E402
+import warnings
 
 with warnings.catch_warnings():  # starlette's TestClient warns about httpx on import
     warnings.filterwarnings("ignore", message="Using `httpx`")
     from fastapi.testclient import TestClient
 
-from agents.mlp import MLPPolicy  # noqa: E402
-from frontends.server import create_app  # noqa: E402
-from tonk_cli.main import main  # noqa: E402
-from tonk_env.engine import (  # noqa: E402
-    OBS_VERSION,
+from agents.mlp import MLPPolicy
+from frontends.server import create_app
+from tonk_cli.main import main
+from tonk_env.engine import (
     action_table,
     make_rules,
     new_game,
-    obs_layout,
     replay,
     seat_info,
     to_record,
 )
+from tonk_env.obs import OBS_VERSION, LazyObs, obs_layout
 
 
 def random_policy(path: Path, players: int = 2, seed: int = 0) -> Path:
@@ -190,8 +189,6 @@ def test_stateless_agent_action(client: TestClient, npz: Path) -> None:
     # the npz agent on the allow-list answers what the network chooses
     r = client.post("/api/agent-action", json={"agent": f"npz:{npz}", "record": rec})
     pol = MLPPolicy.load_npz(npz)
-    from agents.base import LazyObs
-
     assert r.json()["action_id"] == pol.act(LazyObs(s, 0), seat_info(s, 0))
     bad = [
         ({"agent": "nosuch", "record": rec}, 400, "unknown agent kind"),

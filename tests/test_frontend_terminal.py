@@ -12,7 +12,7 @@ import pytest
 from frontends.table import Table, describe_result, fill_seats
 from frontends.terminal import TerminalGame, parse_move, play_terminal
 from tonk_cli.main import main
-from tonk_env.engine import make_rules, new_game, seat_info
+from tonk_env.engine import make_rules, new_game, seat_info, view_from_info
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, TAKE
 from tonk_env.engine.cards import parse_card
 
@@ -32,7 +32,7 @@ def _play(script: str, **kw) -> tuple[list[float], str]:
 
 def _moves(s, seat: int = 0):
     info = seat_info(s, seat)
-    return list(zip(info.legal, info.view()["legal_actions"], strict=True))
+    return list(zip(info.legal, view_from_info(info)["legal_actions"], strict=True))
 
 
 def test_a_scripted_hand_is_played_to_its_end() -> None:

@@ -10,11 +10,12 @@ import pytest
 from tiny import TINY
 
 from tonk_cli.main import main
+from tonk_env.obs import obs_layout
 from train.config import load_config
 from train.pretrain import START_ACTIONS, Demos, collect_demos, fit_demos, improve_demos, start_values
 
 
-def _cfg(*extra: str):  # noqa: ANN202
+def _cfg(*extra: str):
     return load_config(
         "configs/quick.yaml",
         ["pretrain.teacher=heuristic:greedy", "net.pi=[64]", "net.vf=[64]", *extra],
@@ -39,9 +40,7 @@ def test_demos_are_the_teachers_legal_decisions(monkeypatch: pytest.MonkeyPatch)
     assert np.array_equal(demos.obs, again.obs)
 
 
-def cfg_obs_size(cfg) -> int:  # noqa: ANN001
-    from tonk_env.engine import obs_layout
-
+def cfg_obs_size(cfg) -> int:
     return obs_layout(cfg.players).size
 
 
@@ -107,19 +106,19 @@ def test_train_with_pretraining_records_it(tmp_path: Path) -> None:
 def test_start_values_pay_a_drop_exactly_and_play_the_rest_out(players: int) -> None:
     import random
 
-    from tonk_env.engine import make_rules, new_game
+    from tonk_env.engine import PLAY, START, make_rules, new_game
     from tonk_env.engine.actions import DISCARD, DRAW, DROP, TAKE
 
     rules = make_rules("standard")
     checked = 0
     for seed in range(40):
         g = new_game(rules, players, seed=seed)
-        if g.phase != 0:
+        if g.phase != START:
             continue
         g.play(DRAW)  # first turn: draw, discard the first legal card; the next seat is to start
-        while g.phase == 1:
+        while g.phase == PLAY:
             g.play(next(a for a in g.legal_actions() if DISCARD <= a < DISCARD + 52))
-        if g.phase != 0:
+        if g.phase != START:
             continue
         seat, legal = g.cur, g.legal_actions()
         before = (g.stock.copy(), list(g.hands), len(g.history))
@@ -210,7 +209,7 @@ def test_bad_pretrain_options_name_the_problem(override: str, message: str) -> N
 def test_init_from_copies_a_checkpoint_and_refuses_misfits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from train.checkpoint import load_policy
+    from agents.checkpoint import load_policy
 
     first = tmp_path / "first"
     assert main(["train", "configs/quick.yaml", *TINY, f"out_dir={first}", "--no-progress"]) == 0

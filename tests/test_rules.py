@@ -163,7 +163,7 @@ def test_unknown_option_and_preset() -> None:
 
 def test_rules_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        make_rules().hand_size = 7  # type: ignore[misc]
+        make_rules().hand_size = 7  # type: ignore[misc]  # assigning to a frozen field on purpose
 
 
 def test_normalisation() -> None:
@@ -274,9 +274,9 @@ def test_check_players(preset: str) -> None:
     for bad in (1, 7, 0, -2):
         with pytest.raises(ValueError, match=f"num_players.*{bad}"):
             r.check_players(bad)
-    for bad in (2.0, "2", True, None):
+    for wrong in (2.0, "2", True, None):
         with pytest.raises(ValueError, match="num_players"):
-            r.check_players(bad)  # type: ignore[arg-type]
+            r.check_players(wrong)  # type: ignore[arg-type]  # a wrong type on purpose
     with pytest.raises(ValueError, match="num_players"):
         from tonk_env.engine import new_game
 

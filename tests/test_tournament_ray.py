@@ -9,7 +9,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from eval.tournament import TournamentConfig, run_tournament  # noqa: E402
+from eval.tournament import TournamentConfig, run_tournament  # noqa: E402 - must follow importorskip
 
 STRIP = ("elapsed_s", "host", "pid", "finished_at", "backend")
 

@@ -93,7 +93,7 @@ def test_bad_configs_name_the_problem(
 
 
 def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
-    from train.checkpoint import load_policy
+    from agents.checkpoint import load_policy
 
     with pytest.raises(ValueError, match="no such checkpoint"):
         load_policy(tmp_path / "missing.zip")
@@ -106,6 +106,55 @@ def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
         z.writestr("hello.txt", "hi")
     with pytest.raises(ValueError, match="not a Tonk RL checkpoint"):
         load_policy(other)
+
+
+def test_library_training_needs_an_evaluator(tmp_path: Path) -> None:
+    """``train()`` without ``evaluate`` refuses to start (no run folder) and says what to pass."""
+    from train.config import load_config
+    from train.trainer import resume, train
+
+    cfg = load_config("configs/quick.yaml", [*TINY, f"out_dir={tmp_path}"])
+    with pytest.raises(ValueError, match=r"pass evaluate=eval\.duplicate\.evaluate"):
+        train(cfg, progress=False)
+    assert not list(tmp_path.iterdir())
+    run = _run(tmp_path / "run")
+    with pytest.raises(ValueError, match=r"pass evaluate=eval\.duplicate\.evaluate"):
+        resume(run, progress=False, overrides={"total_steps": 1024})
+
+
+def test_evaluation_during_training_uses_the_injected_evaluator() -> None:
+    """The evaluator gets the policy (as an npz: spec) and each opponent, with the eval settings."""
+    from collections.abc import Sequence
+    from types import SimpleNamespace
+    from typing import Any
+
+    import numpy as np
+
+    from tonk_env.engine import make_rules
+    from train.config import load_config
+    from train.evaluation import evaluate_layers
+
+    cfg = load_config("configs/quick.yaml", ["eval.opponents=[random, heuristic:greedy]", "eval.hands=8"])
+    calls = []
+
+    def fake(specs: Sequence[str], **kw: Any) -> SimpleNamespace:
+        """A stand-in for eval.duplicate.evaluate."""
+        calls.append((list(specs), kw))
+        me = SimpleNamespace(mean_stakes=0.5, ci95=(0.25, 0.75), win_rate=0.6, hands=kw["hands"])
+        return SimpleNamespace(agents=[me])
+
+    rng = np.random.default_rng(0)
+    layers = [(rng.random((4, 3)).astype(np.float32), np.zeros(4, np.float32))]
+    out = evaluate_layers(layers, cfg, seed=9, evaluate=fake)
+    assert out == {
+        spec: {"mean_stakes": 0.5, "ci95": [0.25, 0.75], "win_rate": 0.6, "hands": 8}
+        for spec in ("random", "heuristic:greedy")
+    }
+    assert [c[0][1] for c in calls] == ["random", "heuristic:greedy"]
+    assert all(c[0][0].startswith("npz:") for c in calls)
+    kw = calls[0][1]
+    assert kw.pop("rules").hash == make_rules(cfg.rules, **cfg.rule_options).hash
+    assert kw == {"hands": 8, "players": cfg.players, "seed": 9, "workers": 1, "rules_name": cfg.rules}
 
 
 def test_pipeline_trains_then_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,8 @@ import torch
 from tiny import TINY
 
 from tonk_cli.main import main
-from tonk_env.engine import hand_value, make_rules, new_game, obs_layout
+from tonk_env.engine import hand_value, make_rules, new_game
+from tonk_env.obs import obs_layout
 from tonk_env.single import TonkSingleAgentEnv
 from train.config import load_config
 from train.oracle import OracleCriticPolicy, PrivilegedObs, privileged_features, privileged_size

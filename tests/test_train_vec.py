@@ -7,11 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tonk_env.engine import obs_layout
-from tonk_env.single import TonkSingleAgentEnv
+from tonk_env.obs import obs_layout
 from train.config import config_from_dict
 from train.trainer import make_env_fn
-from train.vec import BatchedOpponentsVecEnv, ShallowInfoDummyVecEnv
+from train.vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv, ShallowInfoDummyVecEnv
 
 
 def _layers(players: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -77,7 +76,7 @@ def test_step_infos_are_independent_copies() -> None:
 
 
 def test_prepare_step_misuse_is_an_error() -> None:
-    env = TonkSingleAgentEnv(num_players=2)  # random opponents
+    env = BatchableSingleAgentEnv(num_players=2)  # random opponents
     env.reset(seed=0)
     legal = np.flatnonzero(env.action_masks())
     with pytest.raises(RuntimeError, match="no opponent move is pending"):

@@ -74,7 +74,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             )
         return 0
     if args.what == "env":
-        from tonk_env.bench import bench_env  # type: ignore[attr-defined]
+        from tonk_env.bench import bench_env
 
         res = bench_env(args.rules, args.players, args.trials, args.seconds)
         print(json.dumps(res) if args.json else "\n".join(f"  {k}: {v}" for k, v in res.items()))
@@ -86,14 +86,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Play one hand between random players and show it."""
     import random
 
-    from tonk_env.engine import action_to_string, legal_actions, new_game, render
+    from tonk_env.engine import OVER, action_to_string, legal_actions, new_game, render
 
     rules = _rules_from_args(args)
     rng = random.Random(args.seed)
     s = new_game(rules, args.players, seed=args.seed)
     print(f"One hand of Tonk between {args.players} random players (rules {args.rules}, seed {args.seed})\n")
     print(render(s))
-    while s.phase != 2:
+    while s.phase != OVER:
         legal = legal_actions(s)
         # random, but drop only rarely so the demo shows some play
         choices = [a for a in legal if a != 0] if rng.random() > 0.05 else legal

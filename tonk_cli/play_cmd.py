@@ -15,11 +15,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     """Play hands against agents in the terminal."""
     import sys
 
-    from frontends.onnx_agent import ensure_registered
     from frontends.terminal import play_terminal
     from tonk_env.engine import make_rules, parse_assignments
 
-    ensure_registered()
     rules = make_rules(args.rules, **parse_assignments(args.set or []))
     opponents = args.opponents or ["heuristic:expert"]
     players = args.players if args.players is not None else max(2, len(opponents) + 1)
@@ -58,10 +56,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a policy network agent (ppo:/npz:) to ONNX or .npz."""
-    from frontends.onnx_agent import ensure_registered
     from frontends.onnx_export import export_npz, export_onnx
 
-    ensure_registered()
     out = (export_onnx if args.format == "onnx" else export_npz)(args.agent, args.out)
     print(f"wrote {out}/model.{args.format} and {out}/meta.json")
     return 0

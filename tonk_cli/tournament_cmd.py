@@ -7,6 +7,9 @@ Heavy imports stay inside the command function; errors are ``ValueError``
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from typing import Any
 
 #: command-line flags that override a config key (flag dest -> key)
 _OVERRIDES = (
@@ -28,9 +31,6 @@ _RESUME_OK = ("workers", "backend", "address", "out")
 
 def cmd_tournament(args: argparse.Namespace) -> int:
     """Build the config (file, specs or a saved folder), play the missing matches, print the leaderboard."""
-    import sys
-    import time
-
     from eval.tournament import (
         TournamentConfig,
         default_out,
@@ -42,27 +42,14 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     )
     from tonk_env.engine import parse_assignments
 
-    given = {k: getattr(args, k) for k in _OVERRIDES if getattr(args, k) is not None}
-    if args.rules is not None or args.set:
-        given["rules"] = args.rules
+    given = _overrides(args)
+    _check_items(args, given)
     config_path = None
     if args.resume:
-        if args.items:
-            raise ValueError("give either --resume DIR or a config / agent specs, not both")
-        bad = [k for k in given if k not in _RESUME_OK]
-        if bad:
-            raise ValueError(
-                f"--resume keeps the saved settings; cannot change {', '.join(bad)} "
-                f"(allowed: --workers, --backend, --address)"
-            )
         cfg = load_saved(args.resume)
         out = args.resume
     else:
-        if not args.items:
-            raise ValueError("give a config file (CONFIG.yaml), agent specs, or --resume DIR")
         if args.items[0].endswith((".yaml", ".yml")):
-            if len(args.items) > 1:
-                raise ValueError("give either CONFIG.yaml or agent specs, not both")
             config_path = args.items[0]
             cfg = load_config(config_path)
         else:
@@ -98,6 +85,32 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         "crosstable.png"
     )
     return 0
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys given on the command line (``rules`` when --rules or --set was given)."""
+    given = {k: getattr(args, k) for k in _OVERRIDES if getattr(args, k) is not None}
+    if args.rules is not None or args.set:
+        given["rules"] = args.rules
+    return given
+
+
+def _check_items(args: argparse.Namespace, given: dict[str, Any]) -> None:
+    """Refuse contradictory arguments: --resume with specs or changed settings, no specs, YAML and specs."""
+    if args.resume:
+        if args.items:
+            raise ValueError("give either --resume DIR or a config / agent specs, not both")
+        bad = [k for k in given if k not in _RESUME_OK]
+        if bad:
+            raise ValueError(
+                f"--resume keeps the saved settings; cannot change {', '.join(bad)} "
+                f"(allowed: --workers, --backend, --address)"
+            )
+        return
+    if not args.items:
+        raise ValueError("give a config file (CONFIG.yaml), agent specs, or --resume DIR")
+    if args.items[0].endswith((".yaml", ".yml")) and len(args.items) > 1:
+        raise ValueError("give either CONFIG.yaml or agent specs, not both")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

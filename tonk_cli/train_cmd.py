@@ -1,4 +1,8 @@
-"""``tonk train``: fit an agent from a YAML config, or resume a run."""
+"""``tonk train``: fit an agent from a YAML config, or resume a run; ``tonk pipeline``: train, then evaluate.
+
+Training scores its checkpoints (to choose ``best.zip``) with
+:func:`eval.duplicate.evaluate`, passed in here: ``train`` does not import ``eval``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import argparse
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train from ``CONFIG.yaml [key=value ...]`` or ``--resume RUN_DIR``."""
+    from eval.duplicate import evaluate
     from train.config import load_config, parse_overrides
     from train.trainer import resume, train
 
@@ -17,13 +22,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.config:
             raise ValueError("give either CONFIG.yaml or --resume RUN_DIR, not both")
         run_dir = resume(
-            args.resume, progress=not args.no_progress, overrides=parse_overrides(args.overrides)
+            args.resume,
+            progress=not args.no_progress,
+            overrides=parse_overrides(args.overrides),
+            evaluate=evaluate,
         )
     else:
         if args.config is None:
             raise ValueError("give a config file (e.g. configs/quick.yaml) or --resume RUN_DIR")
         cfg = load_config(args.config, args.overrides)
-        run_dir = train(cfg, progress=not args.no_progress)
+        run_dir = train(cfg, progress=not args.no_progress, evaluate=evaluate)
     _print_summary(run_dir)
     return 0
 
@@ -56,7 +64,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     """Train a config, evaluate the result against the baselines, print the table."""
     import json
 
-    from train.pipeline import format_pipeline, run_pipeline
+    from .pipeline import format_pipeline, run_pipeline
 
     report = run_pipeline(
         args.config,

@@ -1,4 +1,3 @@
-# noqa: D212, D415
 """
 # Tonk
 
@@ -12,7 +11,7 @@
 | Action Shape       | Discrete(540) (580 with `ace_high`)                    |
 | Action Values      | 0 .. 539 (0 .. 579 with `ace_high`)                    |
 | Observation Shape  | (52 * (2n + 2) + 6n + 14,): 338 for 2 players, 448 for 3, 558 for 4 |
-| Observation Values | [0, 1], except `hand_count` in [0, (hand_size + 1) * 10 / 50] |
+| Observation Values | [0, 1], except `hand_count` and `opp_estimate` in [0, (hand_size + 1) * 10 / 50] |
 
 Tonk (Tunk) is a knock-rummy for 2 to 6 players: draw or take the top
 discard, lay spreads (books and runs) and hit spreads on the table, discard
@@ -37,7 +36,7 @@ for agent in e.agent_iter():
 
 ### Observation Space
 
-A dictionary: `'observation'` is the engine's float32 tensor from the
+A dictionary: `'observation'` is the float32 tensor (`tonk_env.obs`) from the
 observing seat's point of view (seats are ordered relative to the observer:
 offset 0 is the observer), and `'action_mask'` the legal actions.
 
@@ -54,8 +53,16 @@ offset 0 is the observer), and `'action_mask'` the legal actions.
 | `phase`       | 2          | one-hot: start of turn, play phase (both 0 once over)    |
 | `hand_count`  | 1          | my count / 50 (up to 1.2 with 5 cards, 1.6 with 7)       |
 | `turn`        | 1          | turns played / `max_turns`                               |
+| `count_below` | 11         | 1 where my count <= t, t in 3 5 7 9 11 13 15 18 21 25 30 |
+| `opp_estimate`| n-1        | per opponent: estimated count / 50 (known cards + mean of the unseen) |
+| `opp_turns`   | n-1        | per opponent: turns it drew or took a card, min(k, 20) / 20 |
+| `opp_discard` | n-1        | per opponent: value of its latest discard / 10           |
+| `opp_above`   | n-1        | per opponent: P(its count is above mine), opponent model of `tonk_env.odds` |
+| `drop_win`    | 1          | P(a drop by me now wins): the product of `opp_above`     |
+| `top_fits`    | 1          | 1 if the top discard makes a spread with my hand or hits the table |
 
-`tonk_env.engine.obs_layout(n)` names the slices in code.
+`tonk_env.obs.obs_layout(n)` names the slices in code; `tonk_env/obs.py`
+documents each one.
 
 #### Legal Actions Mask
 
@@ -119,7 +126,7 @@ Render modes: `"ansi"` returns the table as text, `"human"` prints it.
 
 ### Version History
 
-* v0: Initial release: engine observation v3 (`OBS_VERSION`), 540/580 actions.
+* v0: Initial release: observation v3 (`tonk_env.obs.OBS_VERSION`), 540/580 actions.
 """
 
 from __future__ import annotations
@@ -134,6 +141,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .agent import action_id
 from .engine import (
     IllegalActionError,
     TonkRules,
@@ -143,23 +151,17 @@ from .engine import (
     legal_actions,
     make_rules,
     new_game,
-    observation,
+    payoffs,
     render,
     to_record,
     view,
 )
 from .engine.state import OVER, GameState, is_legal
-from .single import (
-    action_id,
-    check_illegal_action,
-    check_render_mode,
-    check_reward_scale,
-    illegal_info,
-    illegal_message,
-    mask_box,
-    observation_box,
-    result_info,
-)
+from .obs import observation
+from .outcome import illegal_info, result_info
+from .play import illegal_message
+from .settings import check_illegal_action, check_render_mode, check_reward_scale
+from .spaces import mask_box, observation_box
 
 __all__ = ["env", "raw_env"]
 
@@ -243,7 +245,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self._skip_agent_selection = None
         self._done = False
         if s.phase == OVER:
-            self._end_hand(result_info(s), s.result.payoffs)  # type: ignore[union-attr]
+            self._end_hand(result_info(s), payoffs(s))
         else:
             self.agent_selection = self.possible_agents[s.cur]
         if self.render_mode == "human":
@@ -252,12 +254,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation tensor and action mask (fresh arrays every call)."""
         s = self.game
+        assert s is not None, "observe() before reset()"
         seat = self._seat[agent]
         mask = np.zeros(self._num_actions, dtype=np.int8)
-        if not self._done and s.cur == seat:  # type: ignore[union-attr]
-            for a in legal_actions(s):  # type: ignore[arg-type]
+        if not self._done and s.cur == seat:
+            for a in legal_actions(s):
                 mask[a] = 1  # a loop beats fancy indexing for a few actions
-        return {"observation": observation(s, seat), "action_mask": mask}  # type: ignore[arg-type]
+        return {"observation": observation(s, seat), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         """Play ``action`` for the agent to act (``None`` for a terminated agent)."""
@@ -266,19 +269,20 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
             self._was_dead_step(action)
             return
         s = self.game
+        assert s is not None, "step() before reset()"
         a = action if type(action) is int else action_id(action)
-        if not is_legal(s, a):  # type: ignore[arg-type]
+        if not is_legal(s, a):
             if self.illegal_action == "raise":
-                raise IllegalActionError(illegal_message(s, agent, a))  # type: ignore[arg-type]
+                raise IllegalActionError(illegal_message(s, agent, a))
             seat = self._seat[agent]
             pay = [self.illegal_penalty if i == seat else 0.0 for i in range(self.num_players)]
             self._end_hand(illegal_info(seat, a, self.illegal_penalty, self.num_players), pay)
         else:
-            s.play(a)  # type: ignore[union-attr]
-            if s.phase == OVER:  # type: ignore[union-attr]
-                self._end_hand(result_info(s), s.result.payoffs)  # type: ignore[arg-type, union-attr]
+            s.play(a)
+            if s.phase == OVER:
+                self._end_hand(result_info(s), payoffs(s))
             else:
-                self.agent_selection = self.possible_agents[s.cur]  # type: ignore[union-attr]
+                self.agent_selection = self.possible_agents[s.cur]
         if self.render_mode == "human":
             self.render()
 

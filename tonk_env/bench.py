@@ -1,7 +1,11 @@
-"""Speed benchmarks: random legal play through the engine (and, later, the envs).
+"""Speed benchmarks: random legal play through the engine and through both envs.
 
-Each benchmark runs several timed trials and reports the median, since the
-machines are shared and noisy. Benchmarks measure; tests never assert times.
+:func:`bench_engine` times the rules engine alone (optionally with the
+observation tensor and the legal mask); :func:`bench_env` times the PettingZoo
+AEC env (wrapped and raw, next to a do-nothing env behind the same wrappers)
+and the Gymnasium single-agent env. Each benchmark runs several timed trials
+and reports the median, since the machines are shared and noisy. Benchmarks
+measure; tests never assert times.
 """
 
 from __future__ import annotations
@@ -12,10 +16,16 @@ import time
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
-from .engine import legal_actions, make_rules, new_game, observation
+from .aec import env as make_env
+from .aec import raw_env
+from .engine import OVER, legal_actions, make_rules, new_game
 from .engine.rules import TonkRules
-from .engine.view import obs_layout
+from .obs import obs_layout, observation
+from .single import TonkSingleAgentEnv
 
 
 def engine_trial(
@@ -32,7 +42,7 @@ def engine_trial(
     deadline = t0 + seconds
     while True:
         s = new_game(rules, num_players, seed=deal_rng)
-        while s.phase != 2:
+        while s.phase != OVER:
             legal = legal_actions(s)
             if with_mask:
                 mask[:] = 0
@@ -86,9 +96,6 @@ def _nop_aec_env(num_players: int, table_size: int, obs_size: int, decisions: in
     what PettingZoo's wrappers and the ``agent_iter``/``last``/``step`` loop
     cost by themselves on this machine (the ceiling for any wrapped env).
     """
-    from gymnasium import spaces
-    from pettingzoo import AECEnv
-    from pettingzoo.utils import wrappers
 
     class NopEnv(AECEnv):
         metadata = {"name": "nop_v0"}
@@ -179,8 +186,6 @@ def single_agent_trial(
 
     Returns (learner steps, hands, elapsed).
     """
-    from .single import TonkSingleAgentEnv
-
     e = TonkSingleAgentEnv(num_players, rules)
     rr = random.Random(seed).random
     flatnonzero = np.flatnonzero
@@ -211,13 +216,11 @@ def bench_env(
     a do-nothing env behind the same PettingZoo wrappers, whose figure is the
     most any wrapped env can reach on this machine.
     """
-    from .aec import env as make_env
-    from .aec import raw_env
-
     r = make_rules(rules)
     keys = ("aec", "aec_decisions", "aec_hands", "aec_raw", "nop", "single", "single_hands")
     runs: dict[str, list[float]] = {k: [] for k in keys}
     probe = raw_env(num_players, r)
+    # the env's action space is a Discrete, but AECEnv types it as a plain Space
     table_size = int(probe.action_space(probe.possible_agents[0]).n)  # type: ignore[attr-defined]
     obs_size = obs_layout(num_players).size
     for i in range(trials):

@@ -75,124 +75,83 @@ a row ``reset()`` raises ``RuntimeError``. With a stacked deck
 (``reset(options={"deck": ...})``) nothing is dealt again: a deck whose hand
 ends before the learner acts is a ``ValueError``.
 
-Opponents: the policy contract
-------------------------------
-A *policy* is either an object with ``act(obs, info) -> int`` or a plain
-callable ``f(obs, info) -> int``, where ``obs`` is
-``{"observation": float32 tensor, "action_mask": int8 mask}`` for the acting
-seat (the AEC env's observation) and ``info`` is
-``tonk_env.engine.seat_info(state, seat)`` (a :class:`~tonk_env.engine.SeatInfo`).
-A policy object whose ``reads_info`` attribute is false (a network acting on
-the observation alone) gets ``info=None``, which saves building the SeatInfo.
-A policy may define ``reset_hand(seat, num_players, rules)``; it is called at
-the start of every hand for every seat it plays (so one object shared by
-several seats is told each seat in turn: give stateful policies one object
-per seat). An *opponent sampler* is
-``sampler(rng, num_players, learner_seat) -> [policy per opponent seat]``
+Opponents
+---------
+Opponents are agents (:mod:`tonk_env.agent`: an object with
+``act(obs, info) -> int`` or a plain callable ``f(obs, info) -> int``); they
+play through the one hand loop (:func:`tonk_env.play.play`), so they are
+told ``reset_hand(seat, num_players, rules)`` at the start of every hand for
+every seat they play (one object shared by several seats is told each seat
+in turn: give stateful agents one object per seat), get ``info=None`` when
+their ``reads_info`` is false, and an illegal answer raises
+``IllegalActionError`` naming the opponent. An *opponent sampler* is
+``sampler(rng, num_players, learner_seat) -> [agent per opponent seat]``
 (seat order, learner excluded), called once per hand with the env's
 ``np_random``; an object with that ``sample`` method works too. Pass it as
 ``opponent_sampler=`` or as ``opponents=`` (an object with ``act`` or a
-two-parameter callable is a policy; a ``sample`` method or a three-parameter
+two-parameter callable is an agent; a ``sample`` method or a three-parameter
 callable makes a sampler).
 
-:func:`random_policy` (uniform over the legal actions) is the default
-opponent. The env recognises :class:`RandomPolicy` and skips building its
-observation and ``SeatInfo`` (it only needs the legal actions).
+:func:`~tonk_env.agent.random_policy` (uniform over the legal actions) is the
+default opponent.
 """
 
 from __future__ import annotations
 
 import inspect
-import operator
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
+from .agent import Agent, AgentLike, RandomPolicy, action_id, as_agent
 from .engine import (
     IllegalActionError,
-    SeatInfo,
     TonkRules,
     action_from_string,
-    action_table,
     action_to_string,
     legal_actions,
-    legal_mask,
     make_rules,
     new_game,
-    obs_layout,
-    observation,
+    payoffs,
     render,
-    seat_info,
     to_record,
     view,
 )
-from .engine.state import OVER, PHASE_NAMES, GameState, is_legal
-from .engine.view import LazyObs
-
-ObsDict = dict[str, np.ndarray]
+from .engine.state import OVER, GameState, is_legal
+from .obs import observation
+from .outcome import illegal_info, result_info
+from .play import illegal_message, play, start_hand
+from .settings import check_early_end, check_illegal_action, check_render_mode, check_reward_scale
+from .spaces import action_space, observation_box
 
 ACKNOWLEDGE = 1
 """The acknowledgement action: in a hand that ended before the learner acted
 (``early_end="deliver"``) it is the only legal action and plays nothing; its
 step delivers the learner's payoff. It reuses the action table's ``draw`` id."""
 
-EARLY_END_MODES = ("deliver", "redeal")
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Anything that picks an action id from a seat's observation dict and ``SeatInfo``."""
-
-    def act(self, obs: ObsDict, info: SeatInfo) -> int:
-        """Return a legal action id for the seat to act."""
-        ...
-
-
-PolicyFn = Callable[[ObsDict, SeatInfo], int]
-PolicyLike = Policy | PolicyFn
-
-
-class HandAware(Protocol):
-    """A policy that wants to hear about each new hand (optional method)."""
-
-    def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
-        """Called at the start of every hand, once per seat the policy plays."""
-        ...
-
 
 class OpponentSampler(Protocol):
-    """Picks the opponents of one hand: one policy per non-learner seat, in seat order."""
+    """Picks the opponents of one hand: one agent per non-learner seat, in seat order."""
 
-    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> Sequence[PolicyLike]:
-        """Return ``num_players - 1`` policies."""
+    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> Sequence[AgentLike]:
+        """Return ``num_players - 1`` agents."""
         ...
-
-
-def act_function(policy: PolicyLike) -> PolicyFn:
-    """The ``(obs, info) -> action`` function of a policy object or callable."""
-    act = getattr(policy, "act", None)
-    if callable(act):
-        return act
-    if callable(policy):
-        return policy
-    raise TypeError(f"a policy needs an act(obs, info) method or must be callable, got {policy!r}")
 
 
 def as_sampler(x: Any) -> OpponentSampler | None:
-    """``x`` as an opponent sampler, or None if it is a policy.
+    """``x`` as an opponent sampler, or None if it is an agent.
 
     A sampler is an object with a ``sample(rng, num_players, learner_seat)``
     method or a callable with exactly three positional parameters; anything
-    with an ``act`` method, or a two-parameter callable, is a policy.
+    with an ``act`` method, or a two-parameter callable, is an agent.
     """
     if callable(getattr(x, "act", None)):
         return None
     sample = getattr(x, "sample", None)
     if callable(sample):
-        return sample  # type: ignore[no-any-return]
+        return sample
     if not callable(x):
         return None
     try:
@@ -201,146 +160,6 @@ def as_sampler(x: Any) -> OpponentSampler | None:
         return None
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return x if len(positional) == 3 else None
-
-
-def policy_action(policy: PolicyLike, obs: ObsDict, info: SeatInfo) -> int:
-    """Ask a policy (object with ``act`` or plain callable) for its action id."""
-    return operator.index(act_function(policy)(obs, info))
-
-
-class RandomPolicy:
-    """Uniform over the legal actions, with its own generator (deterministic per seed)."""
-
-    def __init__(self, rng: np.random.Generator | int | None = None) -> None:
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-    def act(self, obs: ObsDict, info: SeatInfo | None = None) -> int:
-        """A uniformly random action among those the mask allows."""
-        return self.choose(np.flatnonzero(obs["action_mask"]).tolist())
-
-    def choose(self, legal: Sequence[int]) -> int:
-        """A uniformly random element of ``legal`` (the fast path the envs use)."""
-        return legal[int(self.rng.random() * len(legal))]
-
-    def __repr__(self) -> str:
-        return "RandomPolicy()"
-
-
-def random_policy(rng: np.random.Generator | int | None = None) -> RandomPolicy:
-    """A policy that plays uniformly among the legal actions, drawing from ``rng``."""
-    return RandomPolicy(rng)
-
-
-# -- spaces shared by both environments ------------------------------------------------------
-
-
-def observation_bounds(rules: TonkRules, num_players: int) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of the observation tensor (see the module docstring)."""
-    lay = obs_layout(num_players)
-    low = np.zeros(lay.size, dtype=np.float32)
-    high = np.ones(lay.size, dtype=np.float32)
-    high[lay["hand_count"]] = max(1.0, (rules.hand_size + 1) * 10 / 50)
-    high[lay["opp_estimate"]] = max(1.0, (rules.hand_size + 1) * 10 / 50)
-    return low, high
-
-
-def observation_box(rules: TonkRules, num_players: int) -> spaces.Box:
-    """The ``Box`` of the engine's observation tensor for these rules and players."""
-    low, high = observation_bounds(rules, num_players)
-    return spaces.Box(low, high, dtype=np.float32)
-
-
-def mask_box(rules: TonkRules) -> spaces.Box:
-    """The ``Box`` of an int8 0/1 action mask over the rules' action table."""
-    n = action_table(rules.ace_high).size
-    return spaces.Box(0, 1, shape=(n,), dtype=np.int8)
-
-
-def check_reward_scale(reward_scale: Any) -> float:
-    """Validate ``reward_scale`` (a finite number) and return it as a float."""
-    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.floating, np.integer)):
-        raise ValueError(f"reward_scale must be a number, got {reward_scale!r}")
-    v = float(reward_scale)
-    if not np.isfinite(v):
-        raise ValueError(f"reward_scale must be finite, got {reward_scale!r}")
-    return v
-
-
-def check_illegal_action(mode: str, penalty: Any) -> float:
-    """Validate ``illegal_action`` (``raise``/``penalize``) and its penalty; return the penalty."""
-    if mode not in ("raise", "penalize"):
-        raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {mode!r}")
-    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
-        raise ValueError(f"illegal_penalty must be a finite number, got {penalty!r}")
-    return float(penalty)
-
-
-def check_early_end(mode: Any) -> str:
-    """Validate ``early_end`` (``deliver``/``redeal``) and return it."""
-    if not isinstance(mode, str) or mode not in EARLY_END_MODES:
-        raise ValueError(f"early_end must be 'deliver' or 'redeal', got {mode!r}")
-    return mode
-
-
-def check_render_mode(render_mode: str | None) -> str | None:
-    """Validate a render mode: None, ``"ansi"`` or ``"human"``."""
-    if render_mode not in (None, "ansi", "human"):
-        raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-    return render_mode
-
-
-def action_id(action: Any) -> int:
-    """An action as a Python int (NumPy integers and 0-d arrays accepted)."""
-    if type(action) is int:
-        return action
-    try:
-        return operator.index(action)
-    except TypeError:
-        raise IllegalActionError(
-            f"an action must be an integer id (use action_from_string for text), got {action!r}"
-        ) from None
-
-
-def illegal_message(s: GameState, who: str, action: int) -> str:
-    """Why ``action`` is illegal for ``who``, naming it and the legal actions."""
-    try:
-        name = repr(action_to_string(s, action))
-    except (ValueError, TypeError, IndexError):
-        name = "out of the action table"
-    if s.phase == OVER:
-        return f"{who} played action {action} ({name}), but the hand is over; call reset()"
-    legal = ", ".join(action_to_string(s, a) for a in legal_actions(s))
-    return (
-        f"illegal action {action} ({name}) for {who} (seat {s.cur}) in phase "
-        f"{PHASE_NAMES[s.phase]}; legal actions: {legal}"
-    )
-
-
-def result_info(s: GameState) -> dict[str, Any]:
-    """The end-of-hand info: result kind, payoffs (stakes), counts, the ending seat, detail, turns."""
-    r = s.result
-    assert r is not None
-    return {
-        "result_kind": r.kind,
-        "payoffs": list(r.payoffs),
-        "counts": list(r.counts),
-        "ended_by": r.seat,
-        "detail": r.detail,
-        "turns": s.turn,
-    }
-
-
-def illegal_info(offender: int, action: int, penalty: float, n: int) -> dict[str, Any]:
-    """The end-of-hand info after an illegal action under ``illegal_action="penalize"``."""
-    return {
-        "result_kind": "illegal_action",
-        "payoffs": [penalty if i == offender else 0.0 for i in range(n)],
-        "ended_by": offender,
-        "action": action,
-    }
-
-
-# -- the environment ----------------------------------------------------------------------------
 
 
 class TonkSingleAgentEnv(gymnasium.Env):
@@ -364,7 +183,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self,
         num_players: int = 2,
         rules: str | TonkRules = "standard",
-        opponents: PolicyLike | Sequence[PolicyLike] | None = None,
+        opponents: AgentLike | Sequence[AgentLike] | None = None,
         learner_seat: int | str = 0,
         reward_scale: float = 1.0,
         *,
@@ -411,7 +230,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
         if opponent_sampler is not None and not callable(opponent_sampler):
             raise ValueError(f"opponent_sampler must be callable, got {opponent_sampler!r}")
         self._sampler = opponent_sampler
-        self._fixed: list[PolicyLike] | None = None
+        self._fixed: list[AgentLike] | None = None
         if opponent_sampler is None:
             if opponents is None:
                 self._fixed = [self._default_random] * (n - 1)
@@ -422,25 +241,21 @@ class TonkSingleAgentEnv(gymnasium.Env):
                     )
                 self._fixed = list(opponents)
             else:
-                self._fixed = [opponents] * (n - 1)  # type: ignore[list-item]
+                self._fixed = [opponents] * (n - 1)  # type: ignore[list-item]  # one agent, not a sequence
             for p in self._fixed:
-                act_function(p)  # raises TypeError early for a non-policy
+                as_agent(p)  # raises TypeError early for a non-agent
 
         self.observation_space = observation_box(self.rules, n)
-        self.action_space = spaces.Discrete(action_table(self.rules.ace_high).size)
+        self.action_space = action_space(self.rules)
         self._num_actions = int(self.action_space.n)
 
         self.game: GameState | None = None
         """The engine state of the current hand (read it; do not change it)."""
         self.learner_seat: int = learner_seat if isinstance(learner_seat, int) else 0
         """The learner's seat in the current hand."""
-        self.policies: dict[int, PolicyLike] = {}
-        """The opponents of the current hand by seat."""
-        self._acts: list[PolicyFn | None] = [None] * n
-        self._reads_info = [True] * n
-        self._batch_keys: list[Any] = [None] * n
-        self._prepared: tuple[int, Any] | None = None  # (action, result or None) from prepare_step
-        self._waiting: int | None = None  # the seat whose move prepare_step left pending
+        self.policies: dict[int, AgentLike] = {}
+        """The opponents of the current hand by seat, as given."""
+        self._seated: dict[int, Agent] = {}  # the same as agents (plain functions wrapped)
         self._done = True
         self._pending = False  # the hand ended before the learner acted; awaiting ACKNOWLEDGE
         self.skipped_hands_total = 0
@@ -471,8 +286,6 @@ class TonkSingleAgentEnv(gymnasium.Env):
         n = self.num_players
         deliver = self.early_end == "deliver"
         self._pending = False
-        self._prepared = None
-        self._waiting = None
         skipped = 0
         skipped_payoff = 0.0
         while True:
@@ -485,10 +298,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
             self.game = s
             self.learner_seat = seat
             self._done = False
-            for p_seat, p in self.policies.items():
-                rh = getattr(p, "reset_hand", None)
-                if rh is not None:
-                    rh(p_seat, n, self.rules)
+            start_hand(self._seated, n, self.rules)
             self._advance()
             if s.phase != OVER:
                 break
@@ -502,7 +312,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
                     "(early_end='deliver' delivers such a hand)"
                 )
             skipped += 1
-            skipped_payoff += s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+            skipped_payoff += payoffs(s)[seat] * self.reward_scale
             if skipped > self.max_redeals:
                 raise RuntimeError(
                     f"{skipped} hands in a row ended before the learner (seat {seat}) acted; "
@@ -532,70 +342,11 @@ class TonkSingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner acts again or the hand ends."""
-        prepared = self._prepared
-        if prepared is not None:  # prepare_step() and resume_step() already played this step
-            self._prepared = None
-            a, out = prepared
-            if action_id(action) != a:
-                raise RuntimeError(
-                    f"step({action!r}) after prepare_step({a}): the step was prepared for another action"
-                )
-            if self._waiting is not None:
-                raise RuntimeError(
-                    f"seat {self._waiting}'s move is still pending; give it with resume_step() before step()"
-                )
-            return out if out is not None else self._finish_step()
         out = self._play_learner(action)
         if out is not None:
             return out
         self._advance()
         return self._finish_step()
-
-    # -- batched opponents (see train/vec.py) ------------------------------------------------
-
-    def prepare_step(self, action: Any) -> Any | None:
-        """Play a step up to the first move of an opponent that can be evaluated in a batch.
-
-        For vectorised envs that evaluate the network opponents of many envs
-        at once: this plays the learner's action and the opponents' moves
-        until the learner acts again, the hand ends (then it returns None), or
-        an opponent policy with a ``batch_key`` (not None) is to move; then it
-        returns that policy and waits. :meth:`pending_observation` gives the
-        waiting seat's observation and mask, :meth:`resume_step` plays its
-        move and goes on the same way. Once it returns None, ``step(action)``
-        (through any wrappers) returns the step's result without playing again.
-        """
-        a = action_id(action)
-        out = self._play_learner(a)
-        self._prepared = (a, out)
-        if out is not None:
-            return None
-        return self._advance_to_batched()
-
-    def pending_observation(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(observation, action mask)`` of the opponent whose move :meth:`prepare_step` left pending."""
-        seat = self._waiting
-        if seat is None or self.game is None:
-            raise RuntimeError("no opponent move is pending (see prepare_step)")
-        return observation(self.game, seat), legal_mask(self.game)
-
-    def resume_step(self, action: Any) -> Any | None:
-        """Play the pending opponent's ``action``; continue as :meth:`prepare_step` does."""
-        seat = self._waiting
-        s = self.game
-        if seat is None or s is None:
-            raise RuntimeError("no opponent move is pending (see prepare_step)")
-        a = action_id(action)
-        if not is_legal(s, a):
-            raise IllegalActionError(illegal_message(s, f"opponent {self.policies[seat]!r}", a))
-        self._waiting = None
-        s.play(a)
-        return self._advance_to_batched()
-
-    def _advance_to_batched(self) -> Any | None:
-        seat = self._advance(batched=True)
-        self._waiting = seat
-        return None if seat is None else self.policies[seat]
 
     def _play_learner(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]] | None:
         """Play the learner's move; the step's result when that ends the step without the opponents."""
@@ -624,7 +375,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
         seat = self.learner_seat
         if s.phase == OVER:
             self._done = True
-            reward = s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+            reward = payoffs(s)[seat] * self.reward_scale
             info = result_info(s)
             info["learner_seat"] = seat
             terminated = True
@@ -729,7 +480,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
             return observation(s, seat), self.illegal_penalty * self.reward_scale, True, False, info
         self._pending = False
         self._done = True
-        reward = s.result.payoffs[seat] * self.reward_scale  # type: ignore[union-attr]
+        reward = payoffs(s)[seat] * self.reward_scale
         info = result_info(s)
         info["learner_seat"] = seat
         info["acknowledged"] = True
@@ -748,39 +499,18 @@ class TonkSingleAgentEnv(gymnasium.Env):
             chosen = self._fixed
         others = [p for p in range(n) if p != learner]
         self.policies = dict(zip(others, chosen, strict=True))
-        acts: list[PolicyFn | None] = [None] * n
-        reads = [True] * n
-        keys: list[Any] = [None] * n
-        for p_seat, pol in self.policies.items():
-            acts[p_seat] = None if type(pol) is RandomPolicy else act_function(pol)
-            reads[p_seat] = bool(getattr(pol, "reads_info", True))
-            keys[p_seat] = getattr(pol, "batch_key", None)
-        self._acts = acts
-        self._reads_info = reads
-        self._batch_keys = keys
+        self._seated = {seat: as_agent(p) for seat, p in self.policies.items()}
 
-    def _advance(self, batched: bool = False) -> int | None:
-        """Let the opponents act until the learner is to act or the hand is over.
+    def _opponent_name(self, seat: int) -> str:
+        return f"opponent {self.policies[seat]!r}"
 
-        With ``batched``, stop before the move of an opponent with a batch key
-        and return its seat (None when the learner is to act or the hand is over)."""
+    def _learners_turn(self, s: GameState) -> bool:
+        return s.cur == self.learner_seat
+
+    def _advance(self, until: Callable[[GameState], bool] | None = None) -> None:
+        """Let the opponents play until the learner is to act, the hand is over, or ``until(state)``."""
         s = self.game
         assert s is not None
-        learner = self.learner_seat
-        acts = self._acts
-        reads = self._reads_info
-        keys = self._batch_keys
-        policies = self.policies
-        while s.phase != OVER and s.cur != learner:
-            seat = s.cur
-            if batched and keys[seat] is not None:
-                return seat
-            act = acts[seat]
-            if act is None:  # RandomPolicy: only the legal actions are needed
-                a = policies[seat].choose(legal_actions(s))  # type: ignore[union-attr]
-            else:
-                # computed only if the policy reads it (the heuristics read only the SeatInfo)
-                a = action_id(act(LazyObs(s, seat), seat_info(s, seat) if reads[seat] else None))
-                if not is_legal(s, a):
-                    raise IllegalActionError(illegal_message(s, f"opponent {policies[seat]!r}", a))
-            s.play(a)
+        if until is None:
+            until = self._learners_turn
+        play(s, self._seated, until=until, who=self._opponent_name)

@@ -1,1 +1,1 @@
-"""train layer of Tonk RL (see README)."""
+"""train layer of Tonk RL (see docs/ARCHITECTURE.md)."""

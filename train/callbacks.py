@@ -1,4 +1,9 @@
-"""The training callback: self-play pool updates, evaluation, checkpoints, logs, stop on signal."""
+"""The training callback: self-play pool updates, evaluation, checkpoints, logs, stop on signal.
+
+The evaluation that picks ``best.zip`` is injected: :class:`TonkCallback`
+receives an ``evaluate`` callable shaped like :func:`eval.duplicate.evaluate`
+(:class:`~train.evaluation.Evaluator`), since training does not import ``eval``.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,14 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
+from tqdm import tqdm
 
 from agents.mlp import MLPPolicy, layers_from_state_dict
 
+from .checkpoint import save_run_checkpoint
 from .config import TrainConfig
+from .evaluation import Evaluator, evaluate_layers, require_evaluator
+from .plots import plot_learning_curve
 
 RESULT_KINDS = ("instant_win", "void", "tonk_out", "run_out", "drop_won", "caught", "stock_out")
 
@@ -24,13 +33,24 @@ def policy_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 class TonkCallback(BaseCallback):
-    """Runs everything around ``model.learn`` for one run folder."""
+    """Runs everything around ``model.learn`` for one run folder.
+
+    ``evaluate`` scores the policy against ``cfg.eval.opponents``
+    (:func:`eval.duplicate.evaluate`); it may be None only when there are none.
+    """
 
     def __init__(
-        self, cfg: TrainConfig, run_dir: Path, resume_from: Path | None = None, progress: bool = True
+        self,
+        cfg: TrainConfig,
+        run_dir: Path,
+        resume_from: Path | None = None,
+        progress: bool = True,
+        evaluate: Evaluator | None = None,
     ) -> None:
+        require_evaluator(cfg, evaluate)
         super().__init__(verbose=0)
         self.cfg = cfg
+        self.evaluator = evaluate
         self.run_dir = run_dir
         self.resume_from = resume_from
         self.progress = progress
@@ -85,8 +105,6 @@ class TonkCallback(BaseCallback):
         if self.resume_from is None and step == 0 and cfg.eval.every and warm:
             self.evaluate()  # the warm start is scored too: best.zip may be it
         if self.progress:
-            from tqdm import tqdm
-
             self.bar = tqdm(
                 total=cfg.total_steps,
                 initial=step,
@@ -211,8 +229,6 @@ class TonkCallback(BaseCallback):
     # -- checkpoints and evaluation ------------------------------------------------------
     def checkpoint(self) -> Path:
         """Save ``checkpoints/step_<N>.zip`` and the pool beside it."""
-        from .trainer import save_run_checkpoint
-
         path = save_run_checkpoint(self.cfg, self.model, self.run_dir)
         self._save_pool(path.with_suffix(""))
         self.last_ckpt_step = self.num_timesteps
@@ -223,11 +239,13 @@ class TonkCallback(BaseCallback):
 
     def evaluate(self) -> dict[str, Any]:
         """Duplicate-deal evaluation of the current policy against each configured opponent."""
-        from .evaluation import evaluate_layers
-
         t0 = time.perf_counter()
         step = self.num_timesteps
-        results = evaluate_layers(policy_layers(self.model), self.cfg, seed=self.cfg.eval.seed)
+        results = (
+            evaluate_layers(policy_layers(self.model), self.cfg, self.cfg.eval.seed, self.evaluator)
+            if self.evaluator is not None
+            else {}  # no opponents to evaluate against (require_evaluator checked it)
+        )
         self.eval_seconds += time.perf_counter() - t0
         for spec, r in results.items():
             self.logger.record(f"eval/{spec}/mean_stakes", r["mean_stakes"])
@@ -237,16 +255,12 @@ class TonkCallback(BaseCallback):
         self._log_event({"type": "eval", "step": step, "score": score, "results": results})
         self.last_eval_step = step
         if score > self.best_score:
-            from .trainer import save_run_checkpoint
-
             self.best_score = score
             save_run_checkpoint(self.cfg, self.model, self.run_dir, path=self.run_dir / "best.zip")
             (self.run_dir / "best.json").write_text(
                 json.dumps({"step": step, "score": score, "results": results}, indent=1)
             )
         self.logger.dump(step)
-        from .plots import plot_learning_curve
-
         plot_learning_curve(self.run_dir)
         return results
 

@@ -16,6 +16,9 @@ from typing import Any
 
 import yaml
 
+from agents.registry import check_spec
+from tonk_env.engine import make_rules
+
 
 @dataclass
 class PPOConfig:
@@ -168,7 +171,7 @@ class TrainConfig:
     device: str = "cpu"
     """Torch device."""
     torch_threads: int = 2
-    """Torch intra-op threads of the PPO update (2 cores, 4 epochs: 2 threads 4,500 steps/s, 1: 3,300)."""
+    """Torch intra-op threads of the PPO update (on 2 cores 2 beat 1: docs/RESULTS.md, "Torch threads")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """PPO hyperparameters."""
     net: NetConfig = field(default_factory=NetConfig)
@@ -258,8 +261,6 @@ def _build(cls: type, data: Any, prefix: str = "") -> Any:
 
 
 def _validate(cfg: TrainConfig) -> None:
-    from tonk_env.engine import make_rules
-
     def bad(key: str, value: Any, allowed: str) -> None:
         raise ValueError(f"config {key}={value!r} is invalid; allowed: {allowed}")
 
@@ -317,8 +318,6 @@ def _validate(cfg: TrainConfig) -> None:
     if cfg.pretrain.improve_margin < 0:
         bad("pretrain.improve_margin", cfg.pretrain.improve_margin, "a number >= 0")
     if cfg.pretrain.teacher:
-        from agents.registry import check_spec
-
         try:
             check_spec(cfg.pretrain.teacher)
         except ValueError as e:

@@ -1,7 +1,7 @@
 """An oracle critic: the value network sees the hidden cards, the policy does not.
 
 With ``net.critic: oracle`` the training env's observation is the learner's
-observation (``tonk_env.engine.view``) followed by privileged features that
+observation (``tonk_env.obs``) followed by privileged features that
 only the trainer may see (:func:`privileged_features`): every opponent's
 hand and count, and the next card of the stock. :class:`OracleCriticPolicy`
 feeds the policy network the first part only, so the trained policy is an
@@ -16,7 +16,7 @@ full state is still a valid baseline (it does not depend on the action), and
 bootstrapping from it estimates the same policy gradient with less noise.
 This is the "perfect-training-imperfect-execution" critic of PerfectDou
 (Yang et al., NeurIPS 2022) and the asymmetric actor-critic of Pinto et al.
-(2017); README.md, "Training", reports what it changed here.
+(2017); docs/RESULTS.md, "The oracle critic", reports what it changed here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from tonk_env.engine import GameState, hand_value, obs_layout
-from tonk_env.engine.view import unpack_masks
+from tonk_env.engine import GameState, hand_value
+from tonk_env.obs import obs_layout, unpack_masks
 
 from .policy import TonkMaskablePolicy
 

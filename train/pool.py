@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.mlp import MLPPolicy
+from agents.registry import make_agent
 
 from .config import PoolConfig
 
@@ -42,8 +43,6 @@ class OpponentPool:
         self.snapshots: list[MLPPolicy] = []
         self.snapshot_steps: list[int] = []
         if baseline_factory is None:
-            from agents.registry import make_agent
-
             baseline_factory = make_agent
         self.baselines = [
             (spec, weight, baseline_factory(spec, seed=seed + 1000 + i))

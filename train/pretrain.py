@@ -1,8 +1,8 @@
 """Warm start: behaviour cloning from a teacher agent before PPO.
 
-A fresh MaskablePPO network knows nothing about Tonk, and in our 1M-step
-runs PPO from scratch settled well below ``heuristic:expert`` (see the
-README, "Training"). With ``pretrain.teacher`` set, :func:`pretrain` first
+A fresh MaskablePPO network knows nothing about Tonk, and PPO from scratch
+settled well below ``heuristic:expert`` (docs/RESULTS.md, "What mattered").
+With ``pretrain.teacher`` set, :func:`pretrain` first
 
 1. plays ``pretrain.hands`` hands of the training env (same rules, players,
    random learner seat, opponents drawn from the pool's *baselines*) with the
@@ -26,9 +26,9 @@ from the learner's observation estimates that worth; the teacher's start
 action is replaced where the network values another by more than
 ``pretrain.improve_margin``. The policy then clones the improved choices.
 This is the step a rollout search takes at every decision (``search:ismcts``
-samples worlds where the data had real ones), learned once. Measured on 200,000
-hands with 8 playouts: fast with the learned start choices scored +0.03
-stakes/hand against both fast and expert (README, "Training").
+samples worlds where the data had real ones), learned once. What it gains, and
+what sets the gain (data, playouts, margin): docs/RESULTS.md, "The
+policy-improvement step".
 
 then PPO starts from that network, and the self-play pool's "latest" copy
 starts as the cloned policy. Pretraining happens once, at the start of a
@@ -43,15 +43,29 @@ acknowledgement) carry no decision and are not recorded.
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
+import random
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm import tqdm
 
-from tonk_env.engine.actions import DRAW, DROP, TAKE
+from agents.fast import FastParams, turns_adding_all
+from agents.registry import make_agent
+from agents.search import play_out
+from tonk_env.engine import START, make_rules, seat_info
+from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.single import TonkSingleAgentEnv
 
-from .config import TrainConfig
+from .config import TrainConfig, config_from_dict
+from .oracle import privileged_features, privileged_size
+from .pool import OpponentPool
 
 __all__ = [
     "START_ACTIONS", "Demos", "collect_demos", "fit_demos", "improve_demos", "pretrain", "start_values",
@@ -89,11 +103,6 @@ class Demos:
 
 
 def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
-    from tonk_env.engine import make_rules
-    from tonk_env.single import TonkSingleAgentEnv
-
-    from .pool import OpponentPool
-
     pool = OpponentPool(cfg.pool, seed=seed)
     if not pool.baselines:  # no baselines in the pool: the teacher plays every seat
         alone = type(cfg.pool)(latest=0.0, snapshots=0.0, baselines={cfg.pretrain.teacher: 1.0})
@@ -115,8 +124,6 @@ def start_values(game: Any, seat: int, legal: Any, playouts: int, rng: Any) -> n
     policy (:func:`agents.search.rollout`) for every seat; the mean payoff.
     The same reshuffles serve both actions (common random numbers).
     """
-    from agents.search import FastParams, play_out, turns_adding_all
-
     out = np.full(len(START_ACTIONS), np.nan, dtype=np.float32)
     fp = FastParams()
     turns0 = turns_adding_all(game.history, game.n)
@@ -146,11 +153,6 @@ BLOCK_HANDS = 500
 
 def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray, ...]:
     """Play one block of hands with the teacher in the learner's seat (runs in a worker process)."""
-    from agents.registry import make_agent
-    from tonk_env.engine import seat_info
-
-    from .config import config_from_dict
-
     cfg_dict, seed, block, hands = args
     cfg = config_from_dict(cfg_dict)
     bseed = seed * 100_003 + block
@@ -159,12 +161,8 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
     env = _teacher_env(cfg, bseed)
     gamma = cfg.ppo.gamma
     oracle = cfg.net.critic == "oracle"
-    if oracle:
-        from .oracle import privileged_features
     playouts = cfg.pretrain.improve_rollouts
     if playouts:
-        import random
-
         rng = random.Random(bseed + 29)
         val_l: list[np.ndarray] = []
         none = np.full(len(START_ACTIONS), np.nan, dtype=np.float32)
@@ -186,7 +184,7 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
             info = seat_info(env.game, env.learner_seat)
             a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
             if playouts:
-                start = env.game.phase == 0 and a in START_ACTIONS and len(info.legal) > 1
+                start = env.game.phase == START and a in START_ACTIONS and len(info.legal) > 1
                 g = env.game
                 val_l.append(start_values(g, env.learner_seat, info.legal, playouts, rng) if start else none)
             if oracle:  # the value head is fitted on what the oracle critic reads
@@ -200,8 +198,6 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray,
     env.close()
     n_obs = env.observation_space.shape[0]
     if oracle:
-        from .oracle import privileged_size
-
         n_obs += privileged_size(cfg.players)
     return (
         np.asarray(obs_l, dtype=np.float32).reshape(-1, n_obs),
@@ -229,8 +225,6 @@ def collect_demos(
     ]
     bar = None
     if progress:
-        from tqdm import tqdm
-
         desc = f"pretrain: {cfg.pretrain.teacher} plays"
         bar = tqdm(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
     parts = []
@@ -240,8 +234,6 @@ def collect_demos(
             if bar is not None:
                 bar.update(job[3])
     else:
-        import multiprocessing as mp
-
         with mp.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
             for job, part in zip(jobs, pool.imap(_play_block, jobs), strict=True):
                 parts.append(part)
@@ -261,9 +253,6 @@ def fit_demos(
     policy: Any, demos: Demos, cfg: TrainConfig, seed: int, progress: bool = True
 ) -> dict[str, Any]:
     """Fit ``policy`` (a MaskableActorCriticPolicy) to ``demos``; returns accuracy and losses."""
-    import torch
-    import torch.nn.functional as F
-
     pc = cfg.pretrain
     rng = np.random.default_rng(seed)
     n = len(demos)
@@ -286,8 +275,6 @@ def fit_demos(
     policy.set_training_mode(True)
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=pc.epochs, unit="epoch", desc="pretrain: fit", dynamic_ncols=True)
     for epoch in range(pc.epochs):
         perm = rng.permutation(tr)
@@ -353,11 +340,6 @@ def improve_demos(
     interval (an unbiased estimate of the gain of one improved decision when
     ``heuristic:fast`` plays on).
     """
-    from collections import Counter
-
-    import torch
-    import torch.nn as nn
-
     if demos.values is None:
         raise ValueError("improve_demos: the demos carry no start values (pretrain.improve_rollouts is 0)")
     pc = cfg.pretrain
@@ -388,8 +370,6 @@ def improve_demos(
 
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=pc.improve_epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
     best_err, best_state, history = np.inf, None, []
     for epoch in range(pc.improve_epochs):
@@ -436,8 +416,6 @@ def improve_demos(
 
 def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
     """Boolean selectors of the teacher's actions by kind (drop, draw, take, discard, hit, spread)."""
-    from tonk_env.engine.actions import DISCARD, HIT_BOOK, SPREAD
-
     return {
         "drop": actions == DROP,
         "draw": actions == DRAW,
@@ -458,8 +436,6 @@ def pretrain(model: Any, cfg: TrainConfig, run_dir: Path, progress: bool = True)
     if pc.improve_rollouts:
         n_obs = demos.obs.shape[1]
         if cfg.net.critic == "oracle":  # the value network reads what the policy reads
-            from .oracle import privileged_size
-
             n_obs -= privileged_size(cfg.players)
         improve = improve_demos(demos, cfg, n_obs, seed=cfg.seed + 1, progress=progress)
     t2 = time.perf_counter()

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from tonk_env.engine import obs_layout
+from tonk_env.obs import obs_layout
 
 
 class CountShaping(gym.Wrapper):

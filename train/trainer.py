@@ -14,6 +14,10 @@
 ``resume(run_dir)`` continues from the newest checkpoint with the same step
 count, optimizer state and opponent pool. SIGINT and SIGTERM stop training
 at the next step and save a checkpoint first.
+
+Both take ``evaluate``, the duplicate evaluation that scores the policy
+against ``eval.opponents`` (pass :func:`eval.duplicate.evaluate`, as
+``tonk train`` does; see :class:`~train.evaluation.Evaluator`).
 """
 
 from __future__ import annotations
@@ -27,10 +31,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sb3_contrib
+import stable_baselines3
+import torch
 import yaml
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import SubprocVecEnv
+from threadpoolctl import threadpool_limits
 
-from .checkpoint import checkpoint_meta, latest_checkpoint, save_checkpoint
-from .config import TrainConfig, config_from_dict
+from agents.checkpoint import latest_checkpoint
+from tonk_env.engine import action_table, make_rules
+from tonk_env.obs import OBS_VERSION, obs_layout
+
+from .callbacks import TonkCallback, append_jsonl
+from .checkpoint import init_from_checkpoint
+from .config import TrainConfig, config_from_dict, merge
+from .evaluation import Evaluator, require_evaluator
+from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
+from .policy import TonkMaskablePolicy
+from .pool import OpponentPool, PoolWrapper
+from .pretrain import pretrain
+from .shaping import CountShaping
+from .vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv
 
 
 def make_run_dir(cfg: TrainConfig) -> Path:
@@ -47,8 +70,6 @@ def make_run_dir(cfg: TrainConfig) -> Path:
 
 def seed_everything(seed: int) -> None:
     """One seed for python, numpy and torch."""
-    import torch
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -65,16 +86,9 @@ class _EnvFactory:
         self.index = index
 
     def __call__(self):  # noqa: ANN204
-        from stable_baselines3.common.monitor import Monitor
-
-        from tonk_env.engine import make_rules
-        from tonk_env.single import TonkSingleAgentEnv
-
-        from .pool import OpponentPool, PoolWrapper
-
         cfg = config_from_dict(self.cfg_dict)
         pool = OpponentPool(cfg.pool, seed=cfg.seed * 1000 + self.index)
-        env = TonkSingleAgentEnv(
+        env = BatchableSingleAgentEnv(
             num_players=cfg.players,
             rules=make_rules(cfg.rules, **cfg.rule_options),
             opponents=pool,
@@ -83,36 +97,25 @@ class _EnvFactory:
         )
         wrapped: Any = PoolWrapper(env, pool)
         if cfg.shaping_coef:
-            from .shaping import CountShaping
-
             wrapped = CountShaping(wrapped, cfg.players, cfg.shaping_coef, cfg.ppo.gamma)
         if cfg.net.critic == "oracle":
-            from .oracle import PrivilegedObs
-
             wrapped = PrivilegedObs(wrapped)
         return Monitor(wrapped, info_keywords=("result_kind",))
 
 
 def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
     """A fresh MaskablePPO for ``cfg``."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
     lr: Any = cfg.ppo.learning_rate
     if cfg.ppo.learning_rate_end is not None:
         start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
         lr = _LinearSchedule(start, end)
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.net.activation]
-    from .policy import TonkMaskablePolicy
-
     policy: Any = TonkMaskablePolicy
     policy_kwargs: dict[str, Any] = {
         "net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
         "activation_fn": act,
     }
     if cfg.net.critic == "oracle":
-        from .oracle import OracleCriticPolicy, oracle_policy_kwargs
-
         policy = OracleCriticPolicy
         policy_kwargs.update(oracle_policy_kwargs(cfg.players))
     return MaskablePPO(
@@ -148,10 +151,6 @@ class _LinearSchedule:
 
 
 def _make_vec_env(cfg: TrainConfig) -> Any:
-    from stable_baselines3.common.vec_env import SubprocVecEnv
-
-    from .vec import BatchedOpponentsVecEnv
-
     fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
     vec = (
         SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else BatchedOpponentsVecEnv(fns)
@@ -161,12 +160,6 @@ def _make_vec_env(cfg: TrainConfig) -> Any:
 
 
 def _write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
-    from tonk_env.engine import OBS_VERSION, action_table, make_rules, obs_layout
-
     rules = make_rules(cfg.rules, **cfg.rule_options)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     info = {
@@ -186,14 +179,25 @@ def _write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
     (run_dir / "run.json").write_text(json.dumps(info, indent=1))
 
 
-def train(cfg: TrainConfig, run_dir: Path | None = None, progress: bool = True) -> Path:
-    """Train from scratch into a new run folder; returns the folder."""
+def train(
+    cfg: TrainConfig,
+    run_dir: Path | None = None,
+    progress: bool = True,
+    evaluate: Evaluator | None = None,
+) -> Path:
+    """Train from scratch into a new run folder, scoring with ``evaluate``; returns the folder."""
+    require_evaluator(cfg, evaluate)
     run_dir = run_dir or make_run_dir(cfg)
     _write_run_files(cfg, run_dir)
-    return _fit(cfg, run_dir, resume_from=None, progress=progress)
+    return _fit(cfg, run_dir, resume_from=None, progress=progress, evaluate=evaluate)
 
 
-def resume(run_dir: str | Path, progress: bool = True, overrides: dict[str, Any] | None = None) -> Path:
+def resume(
+    run_dir: str | Path,
+    progress: bool = True,
+    overrides: dict[str, Any] | None = None,
+    evaluate: Evaluator | None = None,
+) -> Path:
     """Continue a run from its newest checkpoint (same steps, optimizer state, pool)."""
     run_dir = Path(run_dir)
     cfg_path = run_dir / "config.yaml"
@@ -201,32 +205,28 @@ def resume(run_dir: str | Path, progress: bool = True, overrides: dict[str, Any]
         raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
     data = yaml.safe_load(cfg_path.read_text())
     if overrides:
-        from .config import merge
-
         data = merge(data, overrides)
     cfg = config_from_dict(data)
+    require_evaluator(cfg, evaluate)
     ckpt = latest_checkpoint(run_dir)
     if ckpt is None:
         raise ValueError(f"{run_dir}: no checkpoints/step_*.zip to resume from")
-    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress)
+    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate)
 
 
-def _fit(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool) -> Path:
-    from threadpoolctl import threadpool_limits
-
+def _fit(
+    cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool, evaluate: Evaluator | None
+) -> Path:
     # numpy's BLAS evaluates the frozen opponents' batches (train/vec.py). Left at
     # its default it starts a thread per core whose spin-waiting takes the cores
-    # from torch's threads: on 2 cores the whole run went 40% slower.
+    # from torch's threads, and on 2 cores the whole run slows down (docs/RESULTS.md).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _fit_run(cfg, run_dir, resume_from, progress)
+        return _fit_run(cfg, run_dir, resume_from, progress, evaluate)
 
 
-def _fit_run(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool) -> Path:
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from .callbacks import TonkCallback, append_jsonl
-
+def _fit_run(
+    cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool, evaluate: Evaluator | None
+) -> Path:
     torch.set_num_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
     vec = _make_vec_env(cfg)
@@ -234,10 +234,6 @@ def _fit_run(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress
         if resume_from is None:
             model = build_model(cfg, vec, run_dir)
             if cfg.init_from:
-                from tonk_env.engine import make_rules
-
-                from .checkpoint import init_from_checkpoint
-
                 src = init_from_checkpoint(
                     model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
                 )
@@ -245,15 +241,13 @@ def _fit_run(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress
                     run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)}
                 )
             if cfg.pretrain.teacher:
-                from .pretrain import pretrain
-
                 stats = pretrain(model, cfg, run_dir, progress=progress)
                 append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
         else:
             model = MaskablePPO.load(
                 resume_from, env=vec, device=cfg.device, tensorboard_log=str(run_dir / "tb")
             )
-        cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress)
+        cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress, evaluate=evaluate)
         remaining = cfg.total_steps - model.num_timesteps
         stop = {"signal": None}
 
@@ -283,14 +277,3 @@ def _fit_run(cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress
 def _flat(stats: dict[str, Any]) -> dict[str, Any]:
     """The scalar entries of the pretraining stats (for metrics.jsonl)."""
     return {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}
-
-
-def save_run_checkpoint(cfg: TrainConfig, model: Any, run_dir: Path, path: Path | None = None) -> Path:
-    """Save ``checkpoints/step_<N>.zip`` (or ``path``) with Tonk metadata."""
-    from tonk_env.engine import make_rules
-
-    step = int(model.num_timesteps)
-    meta = checkpoint_meta(
-        make_rules(cfg.rules, **cfg.rule_options), cfg.players, cfg.net.activation, step, cfg.name
-    )
-    return save_checkpoint(model, path or run_dir / "checkpoints" / f"step_{step}.zip", meta)

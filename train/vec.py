@@ -3,8 +3,8 @@
 :class:`ShallowInfoDummyVecEnv`
     :class:`stable_baselines3.common.vec_env.DummyVecEnv` returns
     ``deepcopy(self.buf_infos)`` after every step, which copies every info
-    dict and the terminal observations inside them: about 3% of a training
-    run's time at 128 envs. The Tonk envs (and the trainer's wrappers) return
+    dict and the terminal observations inside them: a measurable share of a
+    training run's time at 128 envs (docs/RESULTS.md). The Tonk envs (and the trainer's wrappers) return
     a fresh info dict and a fresh observation array on every step, so a
     shallow copy of each dict keeps the returned infos independent of the
     next step at a fraction of the cost.
@@ -18,6 +18,9 @@
     pending moves that share a network in one matrix product, gives each
     env its move (``resume_step``) and repeats until every env's learner is
     to act again; then the wrappers' ``step`` returns the prepared results.
+    Its envs are :class:`BatchableSingleAgentEnv`: the single-agent env whose
+    opponents' hand loop (:func:`tonk_env.play.play`) also stops before a
+    batched opponent's move.
     A policy takes part when it has a ``batch_key`` that is not None (copies
     with equal keys must hold equal weights: the opponent pool pushes the
     same weights to every env at once), ``logits(batch)`` and
@@ -32,6 +35,98 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv
+
+from tonk_env.agent import action_id
+from tonk_env.engine import GameState, IllegalActionError, legal_mask
+from tonk_env.engine.state import OVER, is_legal
+from tonk_env.obs import observation
+from tonk_env.play import illegal_message
+from tonk_env.single import TonkSingleAgentEnv
+
+StepResult = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
+
+
+class BatchableSingleAgentEnv(TonkSingleAgentEnv):
+    """The single-agent env with a step that can pause before each move of a batched network opponent.
+
+    An opponent takes part when its ``batch_key`` is not None.
+    :meth:`prepare_step` plays the learner's action and the opponents' moves
+    until the learner acts again, the hand ends (then it returns None), or a
+    batched opponent is to move; then it returns that opponent and waits.
+    :meth:`pending_observation` gives the waiting seat's observation and mask,
+    :meth:`resume_step` plays its move and goes on the same way. Once it
+    returns None, ``step(action)`` (through any wrappers) returns the step's
+    result without playing again.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._prepared: tuple[int, StepResult | None] | None = None  # (action, result) from prepare_step
+        self._waiting: int | None = None  # the seat whose move prepare_step left pending
+
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal a hand (see :meth:`TonkSingleAgentEnv.reset`), forgetting any prepared step."""
+        self._prepared = None
+        self._waiting = None
+        return super().reset(**kwargs)
+
+    def step(self, action: Any) -> StepResult:
+        """The prepared step's result when :meth:`prepare_step` played it, else a plain step."""
+        prepared = self._prepared
+        if prepared is None:
+            return super().step(action)
+        self._prepared = None
+        a, out = prepared
+        if action_id(action) != a:
+            raise RuntimeError(
+                f"step({action!r}) after prepare_step({a}): the step was prepared for another action"
+            )
+        if self._waiting is not None:
+            raise RuntimeError(
+                f"seat {self._waiting}'s move is still pending; give it with resume_step() before step()"
+            )
+        return out if out is not None else self._finish_step()
+
+    def prepare_step(self, action: Any) -> Any | None:
+        """Play a step up to the first move of a batched opponent; return that opponent, or None."""
+        a = action_id(action)
+        out = self._play_learner(a)
+        self._prepared = (a, out)
+        if out is not None:
+            return None
+        return self._advance_to_batched()
+
+    def pending_observation(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(observation, action mask)`` of the opponent whose move :meth:`prepare_step` left pending."""
+        seat = self._waiting
+        if seat is None or self.game is None:
+            raise RuntimeError("no opponent move is pending (see prepare_step)")
+        return observation(self.game, seat), legal_mask(self.game)
+
+    def resume_step(self, action: Any) -> Any | None:
+        """Play the pending opponent's ``action``; continue as :meth:`prepare_step` does."""
+        seat = self._waiting
+        s = self.game
+        if seat is None or s is None:
+            raise RuntimeError("no opponent move is pending (see prepare_step)")
+        a = action_id(action)
+        if not is_legal(s, a):
+            raise IllegalActionError(illegal_message(s, self._opponent_name(seat), a))
+        self._waiting = None
+        s.play(a)
+        return self._advance_to_batched()
+
+    def _batched_or_learner(self, s: GameState) -> bool:
+        return s.cur == self.learner_seat or getattr(self.policies[s.cur], "batch_key", None) is not None
+
+    def _advance_to_batched(self) -> Any | None:
+        self._advance(until=self._batched_or_learner)
+        s = self.game
+        assert s is not None
+        if s.phase == OVER or s.cur == self.learner_seat:
+            return None
+        self._waiting = s.cur
+        return self.policies[s.cur]
 
 
 class ShallowInfoDummyVecEnv(DummyVecEnv):

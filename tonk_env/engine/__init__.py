@@ -10,17 +10,24 @@ Quick tour::
 
 See ``docs/RULES.md`` for the rules; each module's docstring documents its
 part (``cards``: card ids and bitmasks; ``actions``: the action table;
-``state``: turns and legality; ``scoring``: payments; ``view``: the JSON view,
-observation tensor and text rendering; ``record``: hand records).
+``state``: turns and legality; ``strings``: action strings; ``scoring``:
+payments; ``infostate``: what one seat knows; ``view``: the JSON view;
+``render``: the text picture; ``record``: hand records). The observation
+tensor and the opponent model are the env layer's (:mod:`tonk_env.obs`,
+:mod:`tonk_env.odds`).
 """
+
+from __future__ import annotations
 
 from .actions import ActionTable, action_table
 from .cards import card_to_string, cards_of, hand_value, mask_of, mask_to_strings, parse_card, parse_cards
 from .infostate import SeatInfo, sample_state, seat_info
 from .record import RECORD_FORMAT, replay, to_record
+from .render import render
 from .rules import OPTION_NAMES, PRESETS, TonkRules, make_rules, parse_assignments, parse_option
 from .state import (
     OVER,
+    PHASE_NAMES,
     PLAY,
     RESULT_KINDS,
     START,
@@ -39,14 +46,14 @@ from .state import (
     shuffled_deck,
 )
 from .strings import action_from_string, action_to_string
-from .view import OBS_VERSION, ObsLayout, obs_layout, observation, render, view
+from .view import view, view_from_info
 
 __all__ = [
-    "OBS_VERSION", "OPTION_NAMES", "OVER", "PLAY", "PRESETS", "RECORD_FORMAT", "RESULT_KINDS", "START",
-    "ActionTable", "GameState", "IllegalActionError", "ObsLayout", "Result", "SeatInfo", "TonkRules",
+    "OPTION_NAMES", "OVER", "PHASE_NAMES", "PLAY", "PRESETS", "RECORD_FORMAT", "RESULT_KINDS", "START",
+    "ActionTable", "GameState", "IllegalActionError", "Result", "SeatInfo", "TonkRules",
     "action_from_string", "action_table", "action_to_string", "apply", "card_to_string", "cards_of",
     "check_invariants", "counts", "hand_value", "is_legal", "is_over", "legal_actions", "legal_mask",
-    "make_rules", "mask_of", "mask_to_strings", "new_game", "obs_layout", "observation",
-    "parse_assignments", "parse_card", "parse_cards", "parse_option", "payoffs", "render", "replay",
-    "sample_state", "seat_info", "shuffled_deck", "to_record", "view",
+    "make_rules", "mask_of", "mask_to_strings", "new_game", "parse_assignments", "parse_card",
+    "parse_cards", "parse_option", "payoffs", "render", "replay", "sample_state", "seat_info",
+    "shuffled_deck", "to_record", "view", "view_from_info",
 ]  # fmt: skip

@@ -98,7 +98,7 @@ def mask_of(cards: Iterable[int]) -> int:
 
 def cards_of(mask: int) -> list[int]:
     """List the cards of a bitmask in ascending card order."""
-    out = []
+    out: list[int] = []
     for s in range(4):
         base = s * 13
         out.extend(base + r for r in SUIT_RANKS[(mask >> base) & SUIT_BITS])

@@ -3,8 +3,8 @@
 ``seat_info(state, seat)`` copies out exactly the information ``seat`` may
 know (its own hand, the public table, pile, counts, waits, the public action
 history and the cards each player is known to hold because they took them
-from the pile). The JSON view (:func:`tonk_env.engine.view.view`) is built
-from a ``SeatInfo`` alone, so nothing hidden can leak into it. Agents receive
+from the pile). The JSON view (:func:`tonk_env.engine.view.view_from_info`)
+is built from a ``SeatInfo`` alone, so nothing hidden can leak into it. Agents receive
 a ``SeatInfo``; search agents call :func:`sample_state` to draw full game
 states consistent with it (a determinization, as OpenSpiel's
 ``ResampleFromInfostate``).
@@ -13,12 +13,13 @@ states consistent with it (a determinization, as OpenSpiel's
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .actions import ActionTable
 from .cards import FULL_DECK, cards_of, hand_value
 from .rules import TonkRules
-from .state import GameState, Result, Spread, _index_targets, legal_actions
+from .state import OVER, GameState, Result, Spread, _index_targets, legal_actions
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class SeatInfo:
     @property
     def my_turn(self) -> bool:
         """Whether this seat is to act."""
-        return self.phase != 2 and self.cur == self.seat
+        return self.phase != OVER and self.cur == self.seat
 
     @property
     def count(self) -> int:
@@ -74,14 +75,8 @@ class SeatInfo:
         """All cards in spreads on the table."""
         return sum_masks(self.spread_owner_masks)
 
-    def view(self) -> dict:
-        """The documented JSON view (see :func:`tonk_env.engine.view.view`)."""
-        from .view import view_from_info
 
-        return view_from_info(self)
-
-
-def sum_masks(masks) -> int:  # noqa: ANN001
+def sum_masks(masks: Iterable[int]) -> int:
     """Union of bitmasks."""
     m = 0
     for x in masks:
@@ -93,7 +88,7 @@ def seat_info(s: GameState, seat: int) -> SeatInfo:
     """Copy out what ``seat`` may know of ``s``."""
     if not 0 <= seat < s.n:
         raise ValueError(f"seat must be 0..{s.n - 1}, got {seat}")
-    mine = s.phase != 2 and s.cur == seat
+    mine = s.phase != OVER and s.cur == seat
     return SeatInfo(
         seat=seat,
         rules=s.rules,

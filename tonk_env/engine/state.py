@@ -54,7 +54,7 @@ from .actions import (
     action_table,
     position_card,
 )
-from .cards import FULL_DECK, NUM_CARDS, SUIT_BITS, hand_value, parse_cards
+from .cards import FULL_DECK, NUM_CARDS, SUIT_BITS, card_to_string, hand_value, mask_to_strings, parse_cards
 from .rules import TonkRules, make_rules
 
 START = 0
@@ -85,8 +85,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form of the result."""
-        from .cards import mask_to_strings
-
         return {
             "kind": self.kind,
             "payoffs": list(self.payoffs),
@@ -117,8 +115,6 @@ class Spread:
         return [position_card(self.key, p) for p in range(self.lo, self.hi + 1)]
 
     def __repr__(self) -> str:
-        from .cards import card_to_string
-
         return f"Spread(owner={self.owner}, {' '.join(map(card_to_string, self.cards()))})"
 
 
@@ -224,8 +220,6 @@ def shuffled_deck(
         if not 0 <= c < NUM_CARDS:
             raise ValueError(f"deck: not a card id: {c}")
         if used >> c & 1:
-            from .cards import card_to_string
-
             raise ValueError(f"deck: card {card_to_string(c)} appears twice")
         used |= 1 << c
     rest = [c for c in range(NUM_CARDS) if not used >> c & 1]
@@ -307,6 +301,7 @@ def new_game(
         for h in hands:
             c = hand_value(h)
             if c in totals or (low is not None and c <= low):
+                # not None: this hand is an instant win
                 kind, pay, winner = scoring.instant_win([hand_value(x) for x in hands], rules)  # type: ignore[misc]
                 _finish(s, kind, pay, winner, "instant_win_tie" if kind == "void" else "")
                 break
@@ -534,18 +529,37 @@ def _as_action_id(a: Any) -> int:
         ) from None
 
 
+def action_name(s: GameState, action: int) -> str:
+    """The string of ``action`` in ``s``: a hit's short form ``hit C`` when its card has one legal target.
+
+    :func:`tonk_env.engine.strings.action_to_string` is the public face of this.
+    """
+    name = s.table.name(int(action))
+    if HIT_BOOK <= action < SPREAD and s.phase != OVER:
+        card = (action - HIT_BOOK) % 52
+        if _hit_count(s, card) == 1:
+            return "hit " + card_to_string(card)
+    return name
+
+
+def _hit_count(s: GameState, card: int) -> int:
+    """How many spreads ``card`` can hit, if the seat to act holds it (0 if not)."""
+    hand = s.hands[s.cur]
+    if not hand >> card & 1:
+        return 0
+    return sum(1 for t in (s.book_targets, s.high_targets, s.low_targets) if t >> card & 1)
+
+
 def _illegal_message(s: GameState, a: Any) -> str:
     if s.phase == OVER:
         name = s.table.name(a) if isinstance(a, int) and 0 <= a < s.table.size else repr(a)
         kind = s.result.kind if s.result else ""
         return f"illegal action {name!r}: the hand is over ({kind}); no action is legal"
-    from .strings import action_to_string
-
     try:
-        name = repr(action_to_string(s, a))
+        name = repr(action_name(s, a))
     except (ValueError, TypeError):
         name = repr(a)
-    legal = ", ".join(action_to_string(s, x) for x in legal_actions(s))
+    legal = ", ".join(action_name(s, x) for x in legal_actions(s))
     return (
         f"illegal action {name} (id {a}) for seat {s.cur} in phase "
         f"{PHASE_NAMES[s.phase]}; legal actions: {legal}"

@@ -17,32 +17,18 @@ Cards are written as in :mod:`tonk_env.engine.cards` (``10H``, ``th``, ``T♥``)
 
 from __future__ import annotations
 
-from .actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
+from .actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, TAKE, action_table
 from .cards import card_to_string, mask_of, parse_card, parse_cards
-from .state import PHASE_NAMES, GameState, IllegalActionError, legal_actions
+from .state import OVER, PHASE_NAMES, PLAY, GameState, IllegalActionError, action_name, legal_actions
 
 _ALIASES = {"knock": "drop", "pick": "draw", "pickup": "take", "pick up": "take"}
-
-
-def _hit_count(s: GameState, card: int) -> int:
-    hand = s.hands[s.cur]
-    if not hand >> card & 1:
-        return 0
-    return sum(1 for t in (s.book_targets, s.high_targets, s.low_targets) if t >> card & 1)
 
 
 def action_to_string(s: GameState | None, action: int) -> str:
     """The string of an action; with a state, a hit uses its short form when unambiguous."""
     if s is None:
-        from .actions import action_table
-
         return action_table(False).name(action)
-    name = s.table.name(int(action))
-    if HIT_BOOK <= action < SPREAD and s.phase != 2:
-        card = (action - HIT_BOOK) % 52
-        if _hit_count(s, card) == 1:
-            return "hit " + card_to_string(card)
-    return name
+    return action_name(s, action)
 
 
 def action_from_string(s: GameState, text: str) -> int:
@@ -62,7 +48,7 @@ def action_from_string(s: GameState, text: str) -> int:
 
 
 def _legal_list(s: GameState) -> str:
-    if s.phase == 2:
+    if s.phase == OVER:
         return "the hand is over, no action is legal"
     return "legal actions: " + ", ".join(action_to_string(s, a) for a in legal_actions(s))
 
@@ -88,7 +74,7 @@ def _parse(s: GameState, text: str) -> int:
     if verb == "hit":
         card_text, _, target_text = rest.partition(" on ")
         card = parse_card(card_text)
-        if s.phase != 1:
+        if s.phase != PLAY:
             raise IllegalActionError(f"no hit is legal in phase {PHASE_NAMES[s.phase]}; {_legal_list(s)}")
         candidates = [
             a

@@ -5,13 +5,10 @@ No torch is needed: onnxruntime evaluates ``DIR/model.onnx`` (see
 ``DIR/meta.json`` says which table it was trained for. Like the ``npz:``
 agent it plays the masked argmax (``?deterministic=false`` samples from the
 masked softmax) and refuses, in ``reset_hand``, a table with another number
-of players or another rules hash.
-
-The registry learns the kind from :func:`ensure_registered` (the ``tonk``
-commands of :mod:`tonk_cli.play_cmd` call it); ``agents/registry.py`` may
-register it too::
-
-    register_kind("onnx", "frontends.onnx_agent:load_onnx_agent", ONNX_DOC)
+of players or another rules hash. onnxruntime is optional: it is imported
+when an agent is built, and its absence is a ``ValueError`` saying what to
+install. :mod:`agents.registry` registers the kind as
+``"agents.onnx_agent:load_onnx_agent"``.
 """
 
 from __future__ import annotations
@@ -24,20 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from tonk_env.engine import OBS_VERSION
+from tonk_env.obs import OBS_VERSION
 
-ONNX_DOC = (
-    "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "
-    "?deterministic=false samples"
-)
+from .mlp import check_table_fit, parse_bool_param
+
 FORMAT = "tonk-onnx-policy/1"
-
-
-def ensure_registered() -> None:
-    """Register the ``onnx:DIR`` kind in :mod:`agents.registry` (idempotent)."""
-    from agents.registry import register_kind
-
-    register_kind("onnx", "frontends.onnx_agent:load_onnx_agent", ONNX_DOC, replace=True)
 
 
 class OnnxPolicy:
@@ -88,8 +76,6 @@ class OnnxPolicy:
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
         """Check that this network fits the table it is seated at."""
-        from agents.mlp import check_table_fit
-
         check_table_fit(f"onnx:{self.path}", self.meta, num_players, rules)
 
     def masked_logits(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -127,8 +113,6 @@ def load_onnx_agent(
     path: str, seed: int | None = None, deterministic: Any = True, **params: Any
 ) -> OnnxPolicy:
     """The ``onnx:DIR`` agent (``DIR`` from ``tonk export --format onnx``)."""
-    from agents.mlp import parse_bool_param
-
     if params:
         raise ValueError(f"agent onnx:{path}: unknown parameters {sorted(params)}; known: deterministic")
     det = parse_bool_param(deterministic, "deterministic", f"onnx:{path}")

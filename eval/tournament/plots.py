@@ -6,9 +6,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .entrants import short_label
+from .standings import Standing, TournamentResult
+
 
 def _plt() -> Any:
-    import matplotlib
+    import matplotlib  # a heavy import, only when plotting
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -16,13 +21,11 @@ def _plt() -> Any:
     return plt
 
 
-def plot_ratings_by_step(res: Any, path: str | Path) -> Path:
+def plot_ratings_by_step(res: TournamentResult, path: str | Path) -> Path:
     """``ratings_by_step.png``: each run's checkpoints (rating, 95% interval) by step; baselines as lines."""
-    from eval.tournament import short_label
-
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    runs: dict[str, list[Any]] = {}
+    runs: dict[str, list[Standing]] = {}
     others = []
     for s in res.standings:
         if s.checkpoint and s.step is not None and s.rating == s.rating:
@@ -92,18 +95,14 @@ def plot_ratings_by_step(res: Any, path: str | Path) -> Path:
     return out
 
 
-def _yerr(pts: list[Any]) -> Any:
+def _yerr(pts: list[Standing]) -> list[list[float]]:
     lo = [s.rating - s.ci95[0] if s.ci95[0] == s.ci95[0] else 0.0 for s in pts]
     hi = [s.ci95[1] - s.rating if s.ci95[1] == s.ci95[1] else 0.0 for s in pts]
     return [lo, hi]
 
 
-def plot_crosstable(res: Any, path: str | Path) -> Path:
+def plot_crosstable(res: TournamentResult, path: str | Path) -> Path:
     """``crosstable.png``: mean stakes per hand of row vs column, agents in leaderboard order."""
-    import numpy as np
-
-    from eval.tournament import short_label
-
     plt = _plt()
     order = [res.names.index(s.spec) for s in res.standings]
     n = len(order)
@@ -144,6 +143,3 @@ def plot_crosstable(res: Any, path: str | Path) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
-
-
-__all__ = ["plot_crosstable", "plot_ratings_by_step"]

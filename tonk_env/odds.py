@@ -1,23 +1,34 @@
-"""How low is an opponent's hand? The table behind drop estimates (agents and observation).
+"""The opponent model: how low is an opponent's hand? (a model of play, not a rule).
 
-An opponent's count is the value of the cards it is known to hold (taken
-from the pile, not played since) plus its *hidden* cards. Players shed their
-highest loose card every turn, so after ``k`` turns a hand is not a random
-draw from the unseen cards: it is closer to the lowest cards of everything
-the player has held. The *selection model*:
+What it assumes. An opponent's count is the value of the cards it is known
+to hold (taken from the pile, not played since) plus its *hidden* cards.
+Players shed their highest loose card every turn, so after ``k`` turns a hand
+is not a random draw from the unseen cards: it is closer to the lowest cards
+of everything the player has held. The *selection model*:
 
     a hand with ``h`` hidden cards, whose owner added a card to it on ``k``
     turns (draws and takes), holds the ``h`` lowest of ``h + D`` cards drawn
     at random from a full deck, with ``D = round(selection * k)``.
 
 ``selection = 0`` treats hidden cards as random; ``1`` as the lowest of every
-card the player drew. Calibrated on the expert and greedy heuristics
-(predicted against actual payoff of dropping, 2 players, ``standard``),
-0.5-0.6 fits best; :data:`SELECTION` = 0.6 is the default.
+card the player drew. Opponents are taken as independent of each other, and
+the cards are drawn from a full deck rather than from the cards this seat has
+not seen (that is what makes one table serve every position).
+
+How it was calibrated. On hands played by the expert and greedy heuristics
+(the model's predicted payoff of dropping against the actual payoff, 2
+players, ``standard``), ``selection`` between 0.5 and 0.6 fits best;
+:data:`SELECTION` = 0.6 is the default. It describes players who shed high
+cards as those heuristics do; other opponents may keep higher hands.
+
+Who uses it. The observation tensor's ``opp_above`` and ``drop_win`` features
+(:mod:`tonk_env.obs`), and the hand-written agents' drop decisions, which call
+:func:`drop_win_chance`; :mod:`agents.estimate` samples the same model from
+the exact unseen cards instead of reading this table.
 
 :func:`above_table` is computed once per process (Monte Carlo with a fixed
-seed, so every process builds the same table, in about a second); lookups
-then take microseconds, fast enough for observations and search rollouts.
+seed, so every process builds the same table); lookups then take
+microseconds, fast enough for observations and search rollouts.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from functools import cache
 
 import numpy as np
 
-from .cards import VALUES, hand_value
+from .engine.cards import VALUES, hand_value
 
 __all__ = [
     "MAX_EXTRA", "MAX_HIDDEN", "MAX_SUM", "SELECTION", "above_chance", "above_table", "drop_win_chance",

@@ -1,12 +1,22 @@
-"""The job behind ``make run``: train a quick agent, evaluate it against the baselines, print the table."""
+"""The job behind ``make run`` (``tonk pipeline``): train a quick agent, evaluate it against the baselines.
+
+It sits above both ``train`` and ``eval`` (which do not import each other):
+training scores its checkpoints with :func:`eval.duplicate.evaluate`, passed
+in, and the finished run's ``best.zip`` is then evaluated against each
+baseline the same way.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .config import load_config
-from .trainer import train
+from eval.duplicate import evaluate
+from tonk_env.engine import make_rules
+from train.config import load_config
+from train.trainer import train
+
+__all__ = ["DEFAULT_BASELINES", "format_pipeline", "run_pipeline"]
 
 DEFAULT_BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
 
@@ -21,18 +31,17 @@ def run_pipeline(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` against each baseline."""
-    from eval.duplicate import evaluate
-
     cfg = load_config(config, overrides)
-    run_dir = train(cfg, progress=progress)
+    run_dir = train(cfg, progress=progress, evaluate=evaluate)
     spec = f"ppo:{run_dir / 'best.zip'}"
+    rules = make_rules(cfg.rules, **cfg.rule_options)
     rows = []
     for opp in baselines:
         res = evaluate(
             [spec, opp],
             hands=hands,
             players=cfg.players,
-            rules=_rules(cfg),
+            rules=rules,
             seed=seed,
             workers=workers,
             progress=progress,
@@ -49,12 +58,6 @@ def run_pipeline(
             }
         )
     return {"run_dir": str(run_dir), "agent": spec, "results": rows}
-
-
-def _rules(cfg: Any) -> Any:
-    from tonk_env.engine import make_rules
-
-    return make_rules(cfg.rules, **cfg.rule_options)
 
 
 def format_pipeline(report: dict[str, Any]) -> str:

@@ -1,0 +1,142 @@
+"""The tournament folder: ``results.jsonl`` (append-only, crash-safe), ``tournament.json`` and its lock.
+
+- ``tournament.json``: the settings, the entrants (globs expanded), the
+  schedule of tables and the timing of each run. ``tonk tournament --resume
+  DIR`` reads it back.
+- ``results.jsonl``: one line per finished match, appended (flushed and
+  fsynced) as each match completes. A killed run loses only the matches in
+  flight; a torn last line is cut off before new lines are appended; lines
+  are deduplicated by match key when read, so no match is ever counted twice.
+- ``.lock``: held by the run playing into the folder.
+
+The reports (``ratings.json``, ``leaderboard.*``, ``crosstable.*``, the plots)
+are written next to them by :mod:`eval.tournament.report` and
+:mod:`eval.tournament.plots`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from eval.report import _clean
+
+from .config import TournamentConfig
+
+RESULTS = "results.jsonl"
+SAVED = "tournament.json"
+SAVED_VERSION = 1
+
+
+def read_results(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """Records by key (the first of duplicate keys wins) and the number of unreadable lines skipped."""
+    p = Path(path)
+    out: dict[str, dict[str, Any]] = {}
+    bad = 0
+    if not p.is_file():
+        return out, 0
+    with p.open("rb") as f:
+        for raw in f:
+            try:
+                rec = json.loads(raw)
+                key = rec["key"]
+            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+                bad += 1
+                continue
+            out.setdefault(key, rec)
+    return out, bad
+
+
+def repair_results(path: str | Path) -> int:
+    """Cut a torn last line (a run killed while writing); return the bytes removed."""
+    p = Path(path)
+    if not p.is_file():
+        return 0
+    with p.open("r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        # find the last newline
+        pos = size
+        block = 4096
+        keep = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            pos = start
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+        return size - keep
+
+
+def append_result(path: str | Path, record: dict[str, Any]) -> dict[str, Any]:
+    """Append one record as a JSON line, flushed and fsynced; return it as it will be read back."""
+    line = json.dumps(_clean(record), separators=(",", ":"))
+    with open(path, "ab") as f:
+        f.write(line.encode() + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+    return json.loads(line)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.lock`` so two runs never play into the same tournament at once."""
+    try:
+        import fcntl  # POSIX only
+    except ImportError:  # pragma: no cover - not on POSIX
+        yield
+        return
+    f = open(folder / ".lock", "a")
+    try:
+        try:
+            # a POSIX record lock: released when this process dies (SIGKILL too) and, unlike flock,
+            # not inherited by the forked pool workers, which may outlive a killed parent for a moment
+            fcntl.lockf(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ValueError(f"{folder}: another tournament run is playing into this folder") from None
+        yield
+    finally:
+        f.close()
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON (NaN as null) through a temporary file, so a reader never sees half."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(_clean(data), indent=1) + "\n")
+    tmp.replace(path)
+
+
+def read_saved(folder: str | Path) -> dict[str, Any]:
+    """The contents of ``folder/tournament.json``; empty when the folder holds none yet."""
+    p = Path(folder) / SAVED
+    if not p.is_file():
+        return {}
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{p}: not valid JSON ({e})") from None
+
+
+def load_saved(folder: str | Path) -> TournamentConfig:
+    """The config saved in ``folder/tournament.json`` (for ``--resume``)."""
+    p = Path(folder) / SAVED
+    if not p.is_file():
+        raise ValueError(f"{folder}: no {SAVED}; not a tournament folder")
+    saved = read_saved(folder)
+    cfg = TournamentConfig.from_dict(saved["config"], where=str(p))
+    cfg.out = str(folder)
+    return cfg

@@ -1,0 +1,249 @@
+"""The house's import contracts (docs/ARCHITECTURE.md), checked on the source's import graph.
+
+- Layers only import downward: ``tonk_env.engine`` -> ``tonk_env`` -> ``agents``
+  -> (``eval``, ``train``: neither imports the other) -> ``frontends``, ``tonk_cli``.
+- The engine imports nothing of ours above it and no third-party package but numpy.
+- No import circles between modules, counting imports inside functions too.
+- An import inside a function is only for an optional heavy dependency (or a
+  platform module); never for a module of ours, except where listed below
+  with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("tonk_env", "agents", "train", "eval", "frontends", "tonk_cli")
+
+#: Layer of each package (a module may import its own package or a lower layer).
+LAYERS = {
+    "tonk_env.engine": 0,
+    "tonk_env": 1,
+    "agents": 2,
+    "eval": 3,
+    "train": 3,
+    "frontends": 4,
+    "tonk_cli": 5,
+}
+#: Pairs of packages of one layer that must not import each other.
+INDEPENDENT = (("eval", "train"),)
+
+#: Third-party packages that may be imported inside a function: optional extras and heavy plotting.
+LAZY_THIRD_PARTY = {"ray", "onnx", "onnxruntime", "fastapi", "uvicorn", "pyspiel", "open_spiel", "matplotlib"}
+#: Standard-library modules that only exist on some platforms.
+PLATFORM_MODULES = {"fcntl", "msvcrt"}
+#: Modules of ours that import modules of ours inside functions, and why.
+LAZY_OWN = {
+    # importing the engine must not import gymnasium/pettingzoo: `tonk_env.env` loads the AEC env on first use
+    "tonk_env": "lazy env attribute",
+}
+#: The CLI imports each subcommand's modules when it runs, so `tonk rules` starts fast.
+LAZY_OWN_PACKAGES = ("tonk_cli",)
+
+ENGINE_THIRD_PARTY = {"numpy"}
+
+
+def module_name(path: Path) -> str:
+    """``tonk_env/engine/state.py`` -> ``tonk_env.engine.state`` (a package's ``__init__`` is the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {
+    module_name(p): p
+    for pkg in PACKAGES
+    for p in sorted((ROOT / pkg).rglob("*.py"))
+    if "static" not in p.parts
+}
+
+
+def is_package(name: str) -> bool:
+    """Whether module ``name`` is a package (an ``__init__.py``)."""
+    return MODULES[name].name == "__init__.py"
+
+
+def imports(name: str) -> Iterator[tuple[str, bool, int]]:
+    """``(imported module, inside a function, line)`` for every import statement of module ``name``."""
+    tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
+    package = name if is_package(name) else name.rpartition(".")[0]
+
+    def walk(node: ast.AST, in_function: bool) -> Iterator[tuple[str, bool, int]]:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield alias.name, inner, child.lineno
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - child.level + 1]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                if target == "__future__":
+                    continue
+                for alias in child.names:
+                    sub = f"{target}.{alias.name}"
+                    yield (sub if sub in MODULES else target), inner, child.lineno
+            else:
+                yield from walk(child, inner)
+
+    yield from walk(tree, False)
+
+
+def own(target: str) -> str | None:
+    """The module of ours that ``target`` names (or the nearest package of ours above it), else None."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def layer_of(name: str) -> tuple[str, int]:
+    """The layer package and rank of module ``name``."""
+    if name == "tonk_env.engine" or name.startswith("tonk_env.engine."):
+        return "tonk_env.engine", LAYERS["tonk_env.engine"]
+    top = name.split(".")[0]
+    return top, LAYERS[top]
+
+
+EDGES = {
+    name: [(own(t), inner, line) for t, inner, line in imports(name) if own(t) is not None]
+    for name in MODULES
+}
+
+
+def test_the_graph_covers_every_package() -> None:
+    assert {n.split(".")[0] for n in MODULES} == set(PACKAGES)
+    assert len(MODULES) > 50 and sum(len(v) for v in EDGES.values()) > 100
+
+
+def test_layers_only_import_downward() -> None:
+    bad = []
+    for name, edges in EDGES.items():
+        src, rank = layer_of(name)
+        for target, _, line in edges:
+            dst, trank = layer_of(target)  # type: ignore[arg-type]  # own() returned a module
+            if dst == src:
+                continue
+            if trank >= rank or any({src, dst} == set(pair) for pair in INDEPENDENT):
+                bad.append(
+                    f"{MODULES[name].relative_to(ROOT)}:{line}: {name} ({src}) imports {target} ({dst})"
+                )
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_the_engine_imports_no_rl_library() -> None:
+    stdlib = sys.stdlib_module_names
+    bad = []
+    for name in MODULES:
+        if layer_of(name)[0] != "tonk_env.engine":
+            continue
+        for target, _, line in imports(name):
+            top = target.split(".")[0]
+            if own(target) is None and top not in stdlib and top not in ENGINE_THIRD_PARTY:
+                bad.append(f"{name}:{line} imports {target}")
+    assert not bad, bad
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), or a module importing itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w, _, _ in EDGES[v]:
+            if w == v:
+                continue
+            if w not in index:
+                visit(w)  # type: ignore[arg-type]  # own() returned a module
+                low[v] = min(low[v], low[w])  # type: ignore[index]
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])  # type: ignore[index]
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in MODULES:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles() -> None:
+    cycles = _cycles()
+    assert not cycles, "modules that import each other (directly or around a circle):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def test_imports_inside_functions_are_only_for_optional_dependencies() -> None:
+    bad = []
+    for name in MODULES:
+        if name in LAZY_OWN or name.split(".")[0] in LAZY_OWN_PACKAGES:
+            continue
+        for target, inner, line in imports(name):
+            if not inner:
+                continue
+            top = target.split(".")[0]
+            if own(target) is not None or top not in LAZY_THIRD_PARTY | PLATFORM_MODULES:
+                bad.append(f"{MODULES[name].relative_to(ROOT)}:{line}: import {target} inside a function")
+    assert not bad, "imports inside functions (move them to the top of the module):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    ("source", "bad"),
+    [
+        ("import train.trainer\n", "eval"),  # eval imports train
+        ("from agents import registry\n", "tonk_env.engine"),  # the engine imports an agent
+        ("def f():\n    import json\n", "agents"),  # a stdlib import inside a function
+    ],
+)
+def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: Path) -> None:
+    """Each check fails on a module that breaks its rule (so none of them passes vacuously)."""
+    name = f"{bad}._planted"
+    path = ROOT / Path(*name.split(".")).with_suffix(".py")
+    if path.parent.name == "engine":
+        path = ROOT / "tonk_env" / "engine" / "_planted.py"
+    MODULES[name] = path
+    path.write_text(source)
+    try:
+        EDGES[name] = [(own(t), inner, line) for t, inner, line in imports(name) if own(t) is not None]
+        checks = (
+            test_layers_only_import_downward,
+            test_imports_inside_functions_are_only_for_optional_dependencies,
+        )
+        failed = 0
+        for check in checks:
+            try:
+                check()
+            except AssertionError as e:
+                failed += "_planted" in str(e)
+        assert failed >= 1
+    finally:
+        path.unlink()
+        MODULES.pop(name)
+        EDGES.pop(name)

@@ -1,0 +1,134 @@
+"""The agent contract: what every agent implements and every consumer calls.
+
+It lives in the env layer because the single-agent env seats agents as
+opponents; everything above (``agents/``, ``eval/``, ``train/``, the front
+ends) uses this one definition. At each decision of seat ``seat``::
+
+    action = agent.act(obs, info)
+
+- ``obs`` is a mapping with ``"observation"`` (the float32 tensor of
+  :func:`tonk_env.obs.observation`) and ``"action_mask"`` (the int8 0/1 legal
+  mask). The hand loop (:mod:`tonk_env.play`) passes a
+  :class:`~tonk_env.obs.LazyObs`, which computes each entry on first access,
+  so agents that never read the tensors (heuristics, search) do not pay for
+  them.
+- ``info`` is the seat's :class:`~tonk_env.engine.SeatInfo`: its hand, the
+  public table, pile, history and known cards, as bitmasks; ``info.legal`` is
+  the tuple of legal action ids. An agent whose ``reads_info`` attribute is
+  false (a network acting on the observation alone) gets ``info=None``, which
+  saves building it.
+
+The returned action must be legal; an agent sees nothing else, never the
+hidden state. Optional parts, each called only when the agent has it:
+
+=====================================  =========================================================
+``reset_hand(seat, num_players, rules)``  at the start of every hand, once per seat the agent plays
+``reseed(seed)``                       before a hand, by consumers that fix each hand's randomness
+                                       (evaluation, tables, the server)
+``act_batch(obs, infos)``              many independent positions at once: ``obs["observation"]``
+                                       of shape ``(B, size)``, ``obs["action_mask"]`` ``(B, actions)``,
+                                       ``infos`` one ``SeatInfo`` (or None) per row; returns ``B``
+                                       legal ids. :func:`act_batch` falls back to ``act`` row by row
+``reads_info``                         False: ``act`` gets ``info=None``
+=====================================  =========================================================
+
+A plain function ``f(obs, info) -> int`` is accepted wherever an agent is
+(:func:`as_agent` wraps it). :class:`RandomPolicy` is the envs' default
+opponent.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .engine import IllegalActionError, SeatInfo
+from .obs import OBS_KEYS
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything with ``act(obs, info) -> action id`` (see the module docstring for the optional parts)."""
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo | None) -> int:
+        """Return a legal action id for the seat to act."""
+        ...
+
+
+AgentFn = Callable[[Mapping[str, Any], Any], int]
+AgentLike = Agent | AgentFn
+
+
+class FunctionAgent:
+    """A plain ``f(obs, info) -> int`` as an agent."""
+
+    def __init__(self, fn: AgentFn) -> None:
+        self.fn = fn
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo | None) -> int:
+        """Call the function."""
+        return self.fn(obs, info)
+
+    def __repr__(self) -> str:
+        return repr(self.fn)
+
+
+def as_agent(x: AgentLike) -> Agent:
+    """``x`` itself when it has ``act``, a :class:`FunctionAgent` for a plain callable; else TypeError."""
+    if callable(getattr(x, "act", None)):
+        return x  # type: ignore[return-value]  # it has act: the protocol's one required method
+    if callable(x):
+        return FunctionAgent(x)
+    raise TypeError(f"an agent (a policy) needs an act(obs, info) method or must be callable, got {x!r}")
+
+
+def action_id(action: Any) -> int:
+    """An action as a Python int (NumPy integers and 0-d arrays accepted); IllegalActionError otherwise."""
+    if action.__class__ is int:
+        return action
+    try:
+        return operator.index(action)
+    except TypeError:
+        raise IllegalActionError(
+            f"an action must be an integer id (use action_from_string for text), got {action!r}"
+        ) from None
+
+
+def act_batch(agent: Agent, obs: Mapping[str, np.ndarray], infos: Sequence[SeatInfo | None]) -> list[int]:
+    """Decide a batch with ``agent.act_batch`` when it has one, else row by row with ``act``."""
+    fn = getattr(agent, "act_batch", None)
+    if fn is not None:
+        return [int(a) for a in fn(obs, infos)]
+    out = []
+    for i, info in enumerate(infos):
+        row = {k: obs[k][i] for k in OBS_KEYS if k in obs}
+        out.append(action_id(agent.act(row, info)))
+    return out
+
+
+class RandomPolicy:
+    """Uniform over the legal actions, with its own numpy generator: the envs' default opponent."""
+
+    reads_info = False
+
+    def __init__(self, rng: np.random.Generator | int | None = None) -> None:
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo | None = None) -> int:
+        """A uniformly random action among those the mask allows."""
+        return self.choose(np.flatnonzero(obs["action_mask"]).tolist())
+
+    def choose(self, legal: Sequence[int]) -> int:
+        """A uniformly random element of ``legal``."""
+        return legal[int(self.rng.random() * len(legal))]
+
+    def __repr__(self) -> str:
+        return "RandomPolicy()"
+
+
+def random_policy(rng: np.random.Generator | int | None = None) -> RandomPolicy:
+    """An agent that plays uniformly among the legal actions, drawing from ``rng``."""
+    return RandomPolicy(rng)
