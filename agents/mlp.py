@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ACTIVATIONS = {
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0),
 }
@@ -140,9 +140,9 @@ class MLPPolicy:
 
     def save_npz(self, path: str | Path) -> None:
         """Save weights and metadata to ``.npz`` (no pickled code)."""
-        np.savez(
-            path, **self.weights(), meta=np.array(json.dumps({**self.meta, "activation": self.activation}))
-        )
+        arrays: dict[str, Any] = dict(self.weights())
+        arrays["meta"] = np.array(json.dumps({**self.meta, "activation": self.activation}))
+        np.savez(path, **arrays)
 
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:

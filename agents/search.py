@@ -48,6 +48,7 @@ from .belief import last_turns, world_weight
 from .estimate import extra_cards
 from .fast import FastParams, fast_action, fast_discard, turns_adding_all
 from .hand import in_spread_with
+from .heuristic import ExpertAgent
 
 
 def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
@@ -156,8 +157,6 @@ class SearchAgent(BaseAgent):
         self_margin: float | None = None,
     ) -> None:
         super().__init__(seed)
-        from .heuristic import ExpertAgent
-
         self.budget = budget
         self.candidates = candidates
         self.selection = selection

@@ -47,7 +47,6 @@ import hashlib
 import itertools
 import math
 import multiprocessing as mp
-import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -439,14 +438,6 @@ def summarise(
         elapsed_s=elapsed,
         workers=workers,
     )
-
-
-def default_workers() -> int:
-    """A sensible ``--workers`` default: the CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        return os.cpu_count() or 1
 
 
 __all__ = [

@@ -50,7 +50,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -79,13 +78,6 @@ class Ratings:
     anchor: str | None
     samples: int
     groups: list[int] = field(default_factory=list)  # deal groups each entrant played
-
-    def as_dict(self) -> dict[str, dict[str, Any]]:
-        """Per name: rating and interval."""
-        return {
-            n: {"rating": r, "ci95": list(c)}
-            for n, r, c in zip(self.names, self.rating, self.ci95, strict=True)
-        }
 
 
 # --- the data: stages of Plackett–Luce rankings --------------------------------------------------

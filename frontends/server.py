@@ -369,20 +369,16 @@ async def _invalid_request(request: Request, exc: RequestValidationError) -> JSO
 
 
 # -- the routes ------------------------------------------------------------------------------------
-def page_router() -> APIRouter:
+def add_page_route(router: APIRouter) -> None:
     """``GET /``: the browser game (kept out of the OpenAPI schema)."""
-    router = APIRouter()
 
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> HTMLResponse:
         return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
-    return router
 
-
-def catalog_router(lobby: Lobby) -> APIRouter:
+def add_catalog_routes(router: APIRouter, lobby: Lobby) -> None:
     """``GET /api/agents`` and ``GET /api/rules``: what a new game may be made of."""
-    router = APIRouter()
 
     @router.get("/api/agents", summary="agent specs offered, and the registered kinds")
     def list_agents() -> dict[str, Any]:
@@ -400,12 +396,9 @@ def catalog_router(lobby: Lobby) -> APIRouter:
             "defaults": TonkRules().to_dict(),
         }
 
-    return router
 
-
-def games_router(lobby: Lobby) -> APIRouter:
+def add_game_routes(router: APIRouter, lobby: Lobby) -> None:
     """``/api/games``: start, view, play, deal, record and end the lobby's games."""
-    router = APIRouter()
 
     @router.post("/api/games", status_code=201, summary="start a game; the agents play until it is your turn")
     def new_game(body: NewGame) -> dict[str, Any]:
@@ -446,12 +439,9 @@ def games_router(lobby: Lobby) -> APIRouter:
             lobby.games.pop(gid, None)
         return Response(status_code=204)
 
-    return router
 
-
-def agent_router(lobby: Lobby) -> APIRouter:
+def add_agent_route(router: APIRouter, lobby: Lobby) -> None:
     """``POST /api/agent-action``: an agent's move in any position, with no game kept."""
-    router = APIRouter()
 
     @router.post(
         "/api/agent-action", summary="stateless: an agent's move in the position a hand record reaches"
@@ -465,8 +455,6 @@ def agent_router(lobby: Lobby) -> APIRouter:
         except ValueError as e:
             raise HTTPException(400, str(e)) from None
         return {"seat": seat, "action": s.table.name(a), "action_id": a}
-
-    return router
 
 
 def create_app(
@@ -484,8 +472,10 @@ def create_app(
     )
     app.state.lobby = lobby
     app.exception_handler(RequestValidationError)(_invalid_request)
-    for router in (page_router(), catalog_router(lobby), games_router(lobby), agent_router(lobby)):
-        app.include_router(router)
+    add_page_route(app.router)
+    add_catalog_routes(app.router, lobby)
+    add_game_routes(app.router, lobby)
+    add_agent_route(app.router, lobby)
     return app
 
 

@@ -28,7 +28,7 @@ from agents.registry import make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, shuffled_deck
 from tonk_env.engine.actions import TAKE
-from tonk_env.play import decide, play, start_hand
+from tonk_env.play import play, start_hand
 
 #: Words for how a hand ended (``Result.kind``).
 RESULT_WORDS = {
@@ -123,10 +123,6 @@ class Table:
     def agent_name(self, seat: int) -> str:
         """How errors name the agent of a seat: ``agent heuristic:expert``."""
         return f"agent {self.specs[seat]}"
-
-    def agent_action(self, s: GameState) -> int:
-        """The action the agent in the seat to act chooses (checked legal)."""
-        return decide(self.agents[s.cur], s, self.agent_name)
 
     def run_agents(self, s: GameState, limit: int | None = None) -> list[Move]:
         """Play agents' moves on ``s`` in place until a person must act or the hand is over."""

@@ -85,7 +85,7 @@ def random_npz(path: Path, activation: str = "relu", players: int = 2) -> Path:
 
 
 def _same_choices(source: MLPPolicy, exported: OnnxPolicy, obs: np.ndarray, masks: np.ndarray) -> None:
-    want = source.act_batch(obs, masks)
+    want = source.act_batch({"observation": obs, "action_mask": masks})
     z = exported.masked_logits(obs, masks)
     assert z.shape == masks.shape
     legal = masks == 1

@@ -7,11 +7,11 @@ one hand seen from one seat, and its reward is that seat's payoff:
 =====================  =======================================================
 space / value          content
 =====================  =======================================================
-``observation_space``  ``Box(0, high, (52 * (2n + 2) + 6n + 14,), float32)``: the
-                       engine's observation tensor of the learner's seat
-                       (``tonk_env.engine.view``; 338 floats for 2 players).
-                       ``high`` is 1 except ``hand_count`` (count / 50), which
-                       reaches ``(hand_size + 1) * 10 / 50`` (1.2 with 5 cards)
+``observation_space``  ``Box(0, high, (size,), float32)``: the observation
+                       tensor of the learner's seat (``tonk_env.obs``, whose
+                       ``obs_layout(n).size`` is ``size``; bounds from
+                       ``observation_bounds``: 1 except ``hand_count`` and
+                       ``opp_estimate``, which reach ``(hand_size + 1) * 10 / 50``)
 ``action_space``       ``Discrete(540)`` (580 with ``ace_high``): the engine's
                        action table (``tonk_env.engine.actions``)
 ``action_masks()``     int8 0/1 over the action table, 1 = legal; never all zero
