@@ -166,10 +166,6 @@ class ActionTable:
             raise ValueError(f"action id {action} is out of range 0..{self.size - 1}")
         return self._names[action]
 
-    def hit_card(self, action: int) -> int:
-        """The card a hit action plays."""
-        return (action - HIT_BOOK) % 52
-
     def layout(self) -> list[tuple[str, int, int]]:
         """``(block, first id, count)`` for each block of the table."""
         return [

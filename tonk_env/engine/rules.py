@@ -147,11 +147,20 @@ def _fail(name: str, value: Any, allowed: str) -> None:
 
 
 def _validate(r: TonkRules) -> None:
+    """Raise ``ValueError`` for the first invalid option (checked in this order); normalise the rest."""
     if r.hand_size not in (5, 7) or not _is_int(r.hand_size):
         _fail("hand_size", r.hand_size, "5 or 7")
     for name in ("upcard", "ace_high", "may_discard_taken", "wait_cumulative"):
         if not isinstance(getattr(r, name), bool):
             _fail(name, getattr(r, name), "true or false")
+    _validate_instant_win(r)
+    _validate_pays(r)
+    _validate_choices(r)
+    _validate_turns(r)
+
+
+def _validate_instant_win(r: TonkRules) -> None:
+    """``instant_win_totals`` (stored sorted, as a tuple) and ``instant_win_low_max``."""
     totals = r.instant_win_totals
     if isinstance(totals, (list, tuple, set, frozenset)):
         totals = tuple(sorted(totals))
@@ -172,18 +181,30 @@ def _validate(r: TonkRules) -> None:
         _fail("instant_win_low_max", low, "null (off) or an int 0..50")
     if low is not None and totals and low >= min(totals):
         _fail("instant_win_low_max", low, f"below the lowest instant_win_totals value {min(totals)}")
+
+
+def _validate_pays(r: TonkRules) -> None:
+    """The stakes options: finite numbers >= 0, a whole float stored as an int."""
     for name in ("instant_win_pay", "tonk_out_pay", "run_out_pay"):
         v = getattr(r, name)
         if not _is_number(v) or v < 0 or v != v or v == float("inf"):
             _fail(name, v, "a number of stakes >= 0")
         if isinstance(v, float) and v.is_integer():
             object.__setattr__(r, name, int(v))  # 2.0 and 2 are one ruleset, one hash
+
+
+def _validate_choices(r: TonkRules) -> None:
+    """The options that name one of a few choices."""
     if r.instant_win_tie not in INSTANT_WIN_TIE:
         _fail("instant_win_tie", r.instant_win_tie, " or ".join(map(repr, INSTANT_WIN_TIE)))
     if r.caught_pay not in CAUGHT_PAY:
         _fail("caught_pay", r.caught_pay, ", ".join(map(repr, CAUGHT_PAY)))
     if r.stock_out_tie not in STOCK_OUT_TIE:
         _fail("stock_out_tie", r.stock_out_tie, " or ".join(map(repr, STOCK_OUT_TIE)))
+
+
+def _validate_turns(r: TonkRules) -> None:
+    """``max_turns`` and the waits (counts of turns)."""
     if not _is_int(r.max_turns) or r.max_turns < 1:
         _fail("max_turns", r.max_turns, "an int >= 1")
     for name in ("spread_wait", "hit_wait"):

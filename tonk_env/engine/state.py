@@ -301,8 +301,9 @@ def new_game(
         for h in hands:
             c = hand_value(h)
             if c in totals or (low is not None and c <= low):
-                # not None: this hand is an instant win
-                kind, pay, winner = scoring.instant_win([hand_value(x) for x in hands], rules)  # type: ignore[misc]
+                won = scoring.instant_win([hand_value(x) for x in hands], rules)
+                assert won is not None  # this hand is an instant win
+                kind, pay, winner = won
                 _finish(s, kind, pay, winner, "instant_win_tie" if kind == "void" else "")
                 break
     return s
@@ -440,6 +441,8 @@ def _add_wait(s: GameState, seat: int, n: int) -> None:
 
 
 def _play(s: GameState, a: int) -> None:
+    # The hot path of every game: draw, take and discard (most moves) stay inline;
+    # the rest (drop, spreads and hits, stock-out scoring) are a call away.
     if type(a) is not int:
         a = _as_action_id(a)
     if not is_legal(s, a):
@@ -448,9 +451,7 @@ def _play(s: GameState, a: int) -> None:
     s.history.append((cur, a))
     if a == DRAW:
         if not s.stock:
-            counts = [hand_value(h) for h in s.hands]
-            kind, pay = scoring.stock_out(counts, s.rules)
-            _finish(s, kind, pay, cur, "empty_stock")
+            _stock_out(s, cur, "empty_stock")
             return
         s.hands[cur] |= 1 << s.stock.pop()
         s.phase = PLAY
@@ -488,10 +489,13 @@ def _play(s: GameState, a: int) -> None:
         s.taken = -1
         s.cur = (cur + 1) % s.n
         if s.turn >= s.rules.max_turns:
-            counts = [hand_value(h) for h in s.hands]
-            kind, pay = scoring.stock_out(counts, s.rules)
-            _finish(s, kind, pay, None, "max_turns")
+            _stock_out(s, None, "max_turns")
         return
+    _lay(s, cur, a)
+
+
+def _lay(s: GameState, cur: int, a: int) -> None:
+    """Play a legal hit or spread for seat ``cur`` (a tonk out if it empties the hand)."""
     if a < SPREAD:
         sp = s.spreads[s.target_index[a]]
         c = (a - HIT_BOOK) % 52
@@ -518,6 +522,13 @@ def _play(s: GameState, a: int) -> None:
     _index_targets(s)
     if not hand:
         _finish(s, "tonk_out", scoring.win_from_each(s.n, cur, s.rules.tonk_out_pay), cur)
+
+
+def _stock_out(s: GameState, seat: int | None, detail: str) -> None:
+    """End the hand by stock-out scoring (``detail``: ``empty_stock`` or ``max_turns``)."""
+    counts = [hand_value(h) for h in s.hands]
+    kind, pay = scoring.stock_out(counts, s.rules)
+    _finish(s, kind, pay, seat, detail)
 
 
 def _as_action_id(a: Any) -> int:

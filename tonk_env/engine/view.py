@@ -74,9 +74,3 @@ def _short_hits(info: SeatInfo) -> dict[int, str]:
         if HIT_BOOK <= a < SPREAD:
             per_card.setdefault((a - HIT_BOOK) % 52, []).append(a)
     return {acts[0]: "hit " + card_to_string(c) for c, acts in per_card.items() if len(acts) == 1}
-
-
-def public_history(s: GameState) -> list[list[Any]]:
-    """Every action so far as ``[seat, string]`` (hits in their long form)."""
-    name = s.table.name
-    return [[seat, name(a)] for seat, a in s.history]
