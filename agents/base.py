@@ -13,7 +13,6 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from tonk_env.engine import SeatInfo
 from tonk_env.engine.rules import TonkRules
 
 
@@ -33,8 +32,8 @@ class BaseAgent:
     def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
         """Forget everything about the previous hand (nothing to forget by default)."""
 
-    def act(self, obs: Mapping[str, Any], info: SeatInfo | None) -> int:
-        """Return a legal action id."""
+    def act(self, obs: Mapping[str, Any], info: Any) -> int:
+        """Return a legal action id (``info`` is the seat's ``SeatInfo``: our agents read it)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

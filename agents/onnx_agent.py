@@ -61,7 +61,7 @@ class OnnxPolicy:
             self.session = ort.InferenceSession(
                 str(d / "model.onnx"), opts, providers=["CPUExecutionProvider"]
             )
-        except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
+        except Exception as e:  # onnxruntime raises its own exception types
             raise ValueError(f"{d / 'model.onnx'}: onnxruntime cannot load it ({e})") from None
         self.meta = meta
         self.path = d

@@ -20,7 +20,7 @@ from a spec; :func:`list_agents` lists the registered agents, one line each
 
 This module registers every built-in agent when it is imported: ``random``,
 ``heuristic:*``, ``search:*`` and the path kinds ``ppo:PATH``
-(:mod:`agents.checkpoint`), ``npz:PATH`` (:mod:`agents.mlp`) and
+(:mod:`agents.ppo`), ``npz:PATH`` (:mod:`agents.mlp`) and
 ``onnx:DIR`` (:mod:`agents.onnx_agent`). Each factory is named by an import
 path into ``agents``, so the heavy modules (torch for ``ppo:``, onnxruntime
 for ``onnx:``) are imported only when such an agent is built.
@@ -31,7 +31,7 @@ Two ways to extend the registry:
   factory is a callable or an import path ``"module:function"``, imported
   only when the agent is built.
 - :func:`register_kind` adds a *path kind* ``KIND:PATH`` whose loader is a
-  callable or an import path (as ``"agents.checkpoint:load_ppo_agent"`` for
+  callable or an import path (as ``"agents.ppo:load_ppo_agent"`` for
   ``ppo:PATH``). The loader is called as ``loader(path, seed=seed, **params)``
   with the parameters as strings and validates them itself (raising
   ``ValueError``).
@@ -434,7 +434,7 @@ register_agent(
 
 register_kind(
     "ppo",
-    "agents.checkpoint:load_ppo_agent",
+    "agents.ppo:load_ppo_agent",
     "a MaskablePPO checkpoint (.zip) or run folder (its best.zip); ?deterministic=false samples",
 )
 

@@ -209,7 +209,7 @@ def test_bad_pretrain_options_name_the_problem(override: str, message: str) -> N
 def test_init_from_copies_a_checkpoint_and_refuses_misfits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agents.checkpoint import load_policy
+    from agents.ppo import load_policy
 
     first = tmp_path / "first"
     assert main(["train", "configs/quick.yaml", *TINY, f"out_dir={first}", "--no-progress"]) == 0

@@ -93,7 +93,7 @@ def test_bad_configs_name_the_problem(
 
 
 def test_bad_checkpoints_are_refused(tmp_path: Path) -> None:
-    from agents.checkpoint import load_policy
+    from agents.ppo import load_policy
 
     with pytest.raises(ValueError, match="no such checkpoint"):
         load_policy(tmp_path / "missing.zip")

@@ -12,9 +12,11 @@ import json
 import sys
 from collections.abc import Sequence
 
+from tonk_env.engine import TonkRules, make_rules, parse_assignments
 
-def _rules_from_args(args: argparse.Namespace):  # noqa: ANN202
-    from tonk_env.engine import make_rules, parse_assignments
+
+def _rules_from_args(args: argparse.Namespace) -> TonkRules:
+    """The rules of ``--rules PRESET`` with each ``--set option=value``."""
 
     return make_rules(args.rules, **parse_assignments(args.set or []))
 

@@ -7,6 +7,7 @@ Training scores its checkpoints (to choose ``best.zip``) with
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -36,7 +37,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(run_dir) -> None:  # noqa: ANN001
+def _print_summary(run_dir: Path) -> None:
     import json
 
     summary_path = run_dir / "summary.json"

@@ -174,7 +174,7 @@ def env(num_players: int = 2, rules: str | TonkRules = "standard", **kwargs: Any
     return e
 
 
-class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
+class raw_env(AECEnv):  # lower case: PettingZoo's naming
     """Tonk as a PettingZoo AEC env, without wrappers (see the module docstring)."""
 
     metadata = {"name": "tonk_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}

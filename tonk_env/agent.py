@@ -53,8 +53,8 @@ from .obs import OBS_KEYS
 class Agent(Protocol):
     """Anything with ``act(obs, info) -> action id`` (see the module docstring for the optional parts)."""
 
-    def act(self, obs: Mapping[str, Any], info: SeatInfo | None) -> int:
-        """Return a legal action id for the seat to act."""
+    def act(self, obs: Mapping[str, Any], info: Any) -> int:
+        """Return a legal action id for the seat to act (``info``: a ``SeatInfo``, or None, see above)."""
         ...
 
 

@@ -19,7 +19,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import FORMAT, META_NAME, load_policy, load_policy_state
+from agents.checkpoint import FORMAT, META_NAME
+from agents.ppo import load_policy, load_policy_state
 from tonk_env.engine import TonkRules, action_table, make_rules
 from tonk_env.obs import OBS_VERSION, obs_layout
 

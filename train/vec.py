@@ -31,7 +31,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -159,10 +159,14 @@ class BatchedOpponentsVecEnv(ShallowInfoDummyVecEnv):
 
     def __init__(self, env_fns: list[Any]) -> None:
         super().__init__(env_fns)
-        self.bases = [env.unwrapped for env in self.envs]
-        missing = [type(b).__name__ for b in self.bases if not hasattr(b, "prepare_step")]
+        bases = [env.unwrapped for env in self.envs]
+        missing = [type(b).__name__ for b in bases if not isinstance(b, BatchableSingleAgentEnv)]
         if missing:
-            raise TypeError(f"BatchedOpponentsVecEnv needs envs with prepare_step(); got {missing[0]}")
+            raise TypeError(
+                "BatchedOpponentsVecEnv needs BatchableSingleAgentEnv envs (with prepare_step()); "
+                f"got {missing[0]}"
+            )
+        self.bases = cast(list[BatchableSingleAgentEnv], bases)
         #: opponent moves evaluated in batches, and the number of batches (for the logs)
         self.batched_moves = 0
         self.batches = 0

@@ -1,0 +1,68 @@
+"""The ``ppo:PATH`` agent: a training checkpoint's policy network, played with numpy.
+
+It reads the checkpoint's metadata (:mod:`agents.checkpoint`) and the policy
+weights (``policy.pth``, loaded with ``torch.load(weights_only=True)``, which
+runs no pickled code) and plays with a numpy copy of the network
+(:class:`agents.mlp.MLPPolicy`).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .checkpoint import read_meta, resolve_checkpoint
+from .mlp import MLPPolicy, layers_from_state_dict, parse_bool_param
+
+__all__ = ["load_policy", "load_policy_state", "load_ppo_agent"]
+
+
+def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """``(file, metadata, policy state dict)`` of a checkpoint; ``weights_only``: no pickled code runs."""
+    p = resolve_checkpoint(path)
+    meta = read_meta(p)
+    try:
+        with zipfile.ZipFile(p) as z:
+            blob = z.read("policy.pth")
+    except KeyError:
+        raise ValueError(f"{p}: no policy.pth inside; not a MaskablePPO checkpoint") from None
+    try:
+        state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+    except Exception as e:  # any failure here means a broken file
+        raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+    return p, meta, state
+
+
+def load_policy(path: str | Path, deterministic: bool = True, seed: int | None = None) -> MLPPolicy:
+    """Load a checkpoint's policy network as a numpy :class:`MLPPolicy` (no pickled code runs)."""
+    p, meta, state = load_policy_state(path)
+    try:
+        layers = layers_from_state_dict(state)
+    except Exception as e:  # any failure here means a broken file
+        raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+    pol = MLPPolicy(
+        layers,
+        activation=meta.get("activation", "tanh"),
+        deterministic=deterministic,
+        seed=seed,
+        name=f"ppo:{path}",
+        meta=meta,
+    )
+    if pol.obs_size != meta["obs_size"] or pol.num_actions != meta["num_actions"]:
+        raise ValueError(f"{p}: network shape {pol.obs_size}->{pol.num_actions} does not match its metadata")
+    return pol
+
+
+def load_ppo_agent(path: str, seed: int | None = None, deterministic: Any = True, **params: Any) -> MLPPolicy:
+    """The ``ppo:PATH`` agent: a run folder (its best.zip) or a checkpoint zip.
+
+    It plays the masked argmax of the policy (``deterministic=false``: samples).
+    """
+    if params:
+        raise ValueError(f"agent ppo:{path}: unknown parameters {sorted(params)}; known: deterministic")
+    det = parse_bool_param(deterministic, "deterministic", f"ppo:{path}")
+    return load_policy(path, deterministic=det, seed=seed)
