@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from tonk_env.engine import OVER, START, GameState, SeatInfo, sample_state, scoring
+from tonk_env.engine import OVER, START, GameState, SeatInfo, payoffs, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
 
@@ -62,7 +62,7 @@ def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
         if a == DRAW or a == TAKE:
             turns[s.cur] += 1
         play(a)
-    return s.result.payoffs[seat]  # type: ignore[union-attr]  # a finished hand has a result
+    return payoffs(s)[seat]
 
 
 def play_out(s: GameState, a: int, seat: int, fp: FastParams, turns0: list[int]) -> float:
@@ -72,16 +72,18 @@ def play_out(s: GameState, a: int, seat: int, fp: FastParams, turns0: list[int])
     """
     s.play(a)
     if s.phase == OVER:
-        return s.result.payoffs[seat]  # type: ignore[union-attr]  # hand over  # a finished hand (phase 2) has a result
+        return payoffs(s)[seat]
     turns = turns0.copy()
     if a == DRAW or a == TAKE:
         turns[seat] += 1
     return rollout(s, seat, fp, turns)
 
 
-def deal_worlds(
-    info: SeatInfo, count: int, rng: random.Random, selection: float
-) -> list[tuple[list[int], list[int]]]:
+#: A sampled deal of the cards a seat has not seen: ``(hands of every seat, stock)``.
+World = tuple[list[int], list[int]]
+
+
+def deal_worlds(info: SeatInfo, count: int, rng: random.Random, selection: float) -> list[World]:
     """``count`` deals of the cards ``info``'s seat has not seen: ``(hands of every seat, stock)``.
 
     Every opponent's hidden cards are the lowest ``h`` of ``h + D`` cards drawn
@@ -135,6 +137,32 @@ def world_state(template: GameState, hands: list[int], stock: list[int]) -> Game
     return s
 
 
+def drop_value(info: SeatInfo, worlds: list[World], weights: list[float]) -> float:
+    """The weighted mean payoff to ``info``'s seat of dropping now, scored exactly in each world."""
+    seat = info.seat
+    rules = info.rules
+    tot = 0.0
+    for w, (hands, _) in zip(weights, worlds, strict=True):
+        if w > 0.0:
+            tot += w * scoring.drop([hand_value(h) for h in hands], seat, rules)[1][seat]
+    wsum = sum(weights)
+    return tot / wsum if wsum > 0 else 0.0
+
+
+def fast_discard_action(info: SeatInfo) -> int:
+    """The fast policy's discard among the legal ones."""
+    allowed = 0
+    for b in info.legal:
+        if DISCARD <= b < HIT_BOOK:
+            allowed |= 1 << (b - DISCARD)
+    return DISCARD + fast_discard(info.hand, allowed)
+
+
+def best_candidate(cands: list[int], values: list[float]) -> int:
+    """The candidate of highest value (the first one on a tie)."""
+    return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
+
+
 class SearchAgent(BaseAgent):
     """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
 
@@ -178,7 +206,7 @@ class SearchAgent(BaseAgent):
         super().reseed(seed)
         self.expert.reseed(seed ^ 0x5EED)
 
-    def worlds(self, info: SeatInfo, count: int) -> tuple[list[tuple[list[int], list[int]]], list[float]]:
+    def worlds(self, info: SeatInfo, count: int) -> tuple[list[World], list[float]]:
         """``count`` sampled deals of the hidden cards and their belief weights."""
         rng = self.rng
         lasts = []
@@ -205,43 +233,44 @@ class SearchAgent(BaseAgent):
         if self.budget <= 0:
             return self.expert.act(obs, info)
         if info.phase != START:
-            a = self.expert.play(info)
-            if not DISCARD <= a < HIT_BOOK:
-                return a
-            if self.candidates == 1 and self.discard == "fast":
-                allowed = 0
-                for b in legal:
-                    if DISCARD <= b < HIT_BOOK:
-                        allowed |= 1 << (b - DISCARD)
-                return DISCARD + fast_discard(info.hand, allowed)
-            cands = self.expert.discard_candidates(info, self.candidates)
-            if len(cands) == 1:
-                return cands[0]
-            worlds, weights = self.worlds(info, self.budget)
-            values = self.evaluate(info, cands, worlds, weights)
-            return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
+            return self.play_turn(info)
+        return self.start_turn(info)
+
+    def play_turn(self, info: SeatInfo) -> int:
+        """The play phase: spreads and hits as the expert plays them, a searched discard."""
+        a = self.expert.play(info)
+        if not DISCARD <= a < HIT_BOOK:
+            return a
+        if self.candidates == 1 and self.discard == "fast":
+            return fast_discard_action(info)
+        cands = self.expert.discard_candidates(info, self.candidates)
+        if len(cands) == 1:
+            return cands[0]
+        worlds, weights = self.worlds(info, self.budget)
+        return best_candidate(cands, self.evaluate(info, cands, worlds, weights))
+
+    def continuations(self, info: SeatInfo) -> list[int]:
+        """The candidates to draw or take at the start of a turn (the drop aside)."""
+        legal = info.legal
         if TAKE in legal and info.stock_size > 0 and self.takes == "all":
-            cands = [DRAW, TAKE]
-        else:
-            cont = self.expert.take_or_draw(info)
-            cands = [cont]
-            if cont == DRAW and TAKE in legal and info.stock_size > 0:
-                top = info.pile[-1]
-                if VALUES[top] <= 3 or in_spread_with(top, info.hand, info.table):
-                    cands.append(TAKE)
-        worlds: list[tuple[list[int], list[int]]] = []
+            return [DRAW, TAKE]
+        cont = self.expert.take_or_draw(info)
+        cands = [cont]
+        if cont == DRAW and TAKE in legal and info.stock_size > 0:
+            top = info.pile[-1]
+            if VALUES[top] <= 3 or in_spread_with(top, info.hand, info.table):
+                cands.append(TAKE)
+        return cands
+
+    def start_turn(self, info: SeatInfo) -> int:
+        """The start of a turn: drop (valued exactly over many worlds), draw or take, by search."""
+        cands = self.continuations(info)
+        worlds: list[World] = []
         weights: list[float] = []
         known: dict[int, float] = {}
-        if DROP in legal:
+        if DROP in info.legal:
             worlds, weights = self.worlds(info, max(self.drop_samples, self.budget))
-            seat = info.seat
-            rules = info.rules
-            tot = 0.0
-            for w, (hands, _) in zip(weights, worlds, strict=True):
-                if w > 0.0:
-                    tot += w * scoring.drop([hand_value(h) for h in hands], seat, rules)[1][seat]
-            wsum = sum(weights)
-            d = tot / wsum if wsum > 0 else 0.0
+            d = drop_value(info, worlds, weights)
             if d >= self.sure and TAKE not in cands:
                 return DROP
             if d > self.hopeless:
@@ -251,14 +280,15 @@ class SearchAgent(BaseAgent):
             return cands[0]
         if not worlds:
             worlds, weights = self.worlds(info, self.budget)
-        values = self.evaluate(info, cands, worlds[: self.budget], weights[: self.budget], known)
-        return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
+        return best_candidate(
+            cands, self.evaluate(info, cands, worlds[: self.budget], weights[: self.budget], known)
+        )
 
     def evaluate(
         self,
         info: SeatInfo,
         cands: list[int],
-        worlds: list[tuple[list[int], list[int]]],
+        worlds: list[World],
         weights: list[float],
         known: dict[int, float] | None = None,
     ) -> list[float]:
@@ -286,4 +316,14 @@ class SearchAgent(BaseAgent):
         return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
 
 
-__all__ = ["SearchAgent", "deal_worlds", "play_out", "rollout", "world_state"]
+__all__ = [
+    "SearchAgent",
+    "World",
+    "best_candidate",
+    "deal_worlds",
+    "drop_value",
+    "fast_discard_action",
+    "play_out",
+    "rollout",
+    "world_state",
+]

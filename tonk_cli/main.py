@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from tonk_env.engine import TonkRules, make_rules, parse_assignments
+from tonk_env.engine import GameState, SeatInfo, TonkRules, make_rules, parse_assignments
 
 
 def _rules_from_args(args: argparse.Namespace) -> TonkRules:
@@ -88,20 +88,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Play one hand between random players and show it."""
     import random
 
-    from tonk_env.engine import OVER, action_to_string, legal_actions, new_game, render
+    from tonk_env.agent import FunctionAgent
+    from tonk_env.engine import action_to_string, new_game, render
+    from tonk_env.play import play
 
     rules = _rules_from_args(args)
     rng = random.Random(args.seed)
+
+    def random_but_rarely_drop(obs: object, info: SeatInfo) -> int:
+        """Random, but drop only rarely so the demo shows some play."""
+        legal = list(info.legal)
+        choices = [a for a in legal if a != 0] if rng.random() > 0.05 else legal
+        return rng.choice(choices or legal)
+
+    def show(state: GameState, action: int) -> None:
+        print(f"seat {state.cur}: {action_to_string(state, action)}")
+
     s = new_game(rules, args.players, seed=args.seed)
     print(f"One hand of Tonk between {args.players} random players (rules {args.rules}, seed {args.seed})\n")
     print(render(s))
-    while s.phase != OVER:
-        legal = legal_actions(s)
-        # random, but drop only rarely so the demo shows some play
-        choices = [a for a in legal if a != 0] if rng.random() > 0.05 else legal
-        a = rng.choice(choices or legal)
-        print(f"seat {s.cur}: {action_to_string(s, a)}")
-        s.play(a)
+    play(s, [FunctionAgent(random_but_rarely_drop)] * args.players, on_move=show)
     print()
     print(render(s))
     return 0

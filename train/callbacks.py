@@ -11,9 +11,10 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
@@ -172,11 +173,12 @@ class TonkCallback(BaseCallback):
         sps = (step - self.steps_rollout) / max(now - self.t_rollout, 1e-9)
         self.t_rollout, self.steps_rollout = now, step
         cfg = self.cfg
+        model = cast(MaskablePPO, self.model)  # BaseCallback types it as any algorithm; this one trains PPO
         if cfg.ppo.ent_coef_end is not None:
             frac = min(1.0, step / cfg.total_steps)
-            self.model.ent_coef = cfg.ppo.ent_coef + (cfg.ppo.ent_coef_end - cfg.ppo.ent_coef) * frac
+            model.ent_coef = cfg.ppo.ent_coef + (cfg.ppo.ent_coef_end - cfg.ppo.ent_coef) * frac
         self.logger.record("tonk/steps_per_s", sps)
-        self.logger.record("tonk/ent_coef", float(self.model.ent_coef))
+        self.logger.record("tonk/ent_coef", float(model.ent_coef))
         hands = sum(self.kinds.values())
         row: dict[str, Any] = {
             "type": "rollout",

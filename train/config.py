@@ -9,10 +9,12 @@ values are read as YAML.
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -190,59 +192,100 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-def _check_type(path: str, value: Any, tp: Any) -> Any:
-    origin = typing.get_origin(tp)
+def _check_union(path: str, value: Any, tp: Any) -> Any:
+    """Check ``value`` against the first member of the union ``tp`` that accepts it."""
     args = typing.get_args(tp)
+    if value is None and type(None) in args:
+        return None
+    for a in args:
+        if a is type(None):
+            continue
+        try:
+            return _check_type(path, value, a)
+        except ValueError:
+            continue
+    raise ValueError(f"config {path}={value!r}: expected {tp}")
+
+
+def _check_float(path: str, value: Any) -> float:
+    """A number (an integer or YAML's string form of ``1e-4``) as a float."""
+    if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"config {path}={value!r}: expected a number")
+    return float(value)
+
+
+def _check_int(path: str, value: Any) -> int:
+    """An integer (or a float with an integer value)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ValueError(f"config {path}={value!r}: expected an integer")
+    return value
+
+
+def _check_bool(path: str, value: Any) -> bool:
+    """``true`` or ``false``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"config {path}={value!r}: expected true or false")
+    return value
+
+
+def _check_str(path: str, value: Any) -> str:
+    """A string."""
+    if not isinstance(value, str):
+        raise ValueError(f"config {path}={value!r}: expected a string")
+    return value
+
+
+#: Checkers of the scalar field types, by type.
+_SCALARS: dict[type, Callable[[str, Any], Any]] = {
+    float: _check_float,
+    int: _check_int,
+    bool: _check_bool,
+    str: _check_str,
+}
+
+
+def _check_list(path: str, value: Any, item: Any) -> list[Any]:
+    """A list whose items are checked against ``item``."""
+    if not isinstance(value, list):
+        raise ValueError(f"config {path}={value!r}: expected a list")
+    return [_check_type(f"{path}[{i}]", v, item) for i, v in enumerate(value)]
+
+
+def _check_dict(path: str, value: Any, item: Any) -> dict[str, Any]:
+    """A mapping with string keys whose values are checked against ``item``."""
+    if not isinstance(value, dict):
+        raise ValueError(f"config {path}={value!r}: expected a mapping")
+    return {str(k): _check_type(f"{path}.{k}", v, item) for k, v in value.items()}
+
+
+def _check_type(path: str, value: Any, tp: Any) -> Any:
+    """``value`` checked against (and converted to) the annotation ``tp``; ValueError names ``path``."""
     if tp is Any:
         return value
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        if value is None and type(None) in args:
-            return None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _check_type(path, value, a)
-            except ValueError:
-                continue
-        raise ValueError(f"config {path}={value!r}: expected {tp}")
-    if tp is float:
-        if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as a string
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"config {path}={value!r}: expected a number")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise ValueError(f"config {path}={value!r}: expected an integer")
-        return value
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"config {path}={value!r}: expected true or false")
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise ValueError(f"config {path}={value!r}: expected a string")
-        return value
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return _check_union(path, value, tp)
+    scalar = _SCALARS.get(tp) if isinstance(tp, type) else None
+    if scalar is not None:
+        return scalar(path, value)
     if origin is list:
-        if not isinstance(value, list):
-            raise ValueError(f"config {path}={value!r}: expected a list")
-        return [_check_type(f"{path}[{i}]", v, args[0]) for i, v in enumerate(value)]
+        return _check_list(path, value, typing.get_args(tp)[0])
     if origin is dict:
-        if not isinstance(value, dict):
-            raise ValueError(f"config {path}={value!r}: expected a mapping")
-        return {str(k): _check_type(f"{path}.{k}", v, args[1]) for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+        return _check_dict(path, value, typing.get_args(tp)[1])
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _build(tp, value, path)
     return value
 
 
 def _build(cls: type, data: Any, prefix: str = "") -> Any:
+    """An instance of the dataclass ``cls`` from the mapping ``data``, every field checked."""
     if not isinstance(data, dict):
         raise ValueError(f"config {prefix or '(top)'}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
@@ -260,68 +303,96 @@ def _build(cls: type, data: Any, prefix: str = "") -> Any:
     return obj
 
 
-def _validate(cfg: TrainConfig) -> None:
-    def bad(key: str, value: Any, allowed: str) -> None:
-        raise ValueError(f"config {key}={value!r} is invalid; allowed: {allowed}")
+#: Integer settings that must be at least 1, in the order they are checked.
+_COUNTS = (
+    "total_steps",
+    "n_envs",
+    "checkpoint_every",
+    "ppo.n_steps",
+    "ppo.batch_size",
+    "ppo.n_epochs",
+    "pool.window",
+    "pool.snapshot_every",
+    "pool.refresh_every",
+    "eval.hands",
+    "eval.workers",
+    "torch_threads",
+    "pretrain.hands",
+    "pretrain.epochs",
+    "pretrain.batch_size",
+    "pretrain.workers",
+    "pretrain.improve_epochs",
+)
 
+
+def _invalid(key: str, value: Any, allowed: str) -> NoReturn:
+    """Raise the ValueError of a setting outside its allowed values."""
+    raise ValueError(f"config {key}={value!r} is invalid; allowed: {allowed}")
+
+
+def _validate_choices(cfg: TrainConfig) -> None:
+    """Rules, players and the settings chosen from a list of names."""
     rules = make_rules(cfg.rules, **cfg.rule_options)  # raises ValueError naming the option
     rules.check_players(cfg.players)
     if cfg.vec_env not in ("dummy", "subproc"):
-        bad("vec_env", cfg.vec_env, "dummy or subproc")
+        _invalid("vec_env", cfg.vec_env, "dummy or subproc")
     if cfg.net.activation not in ("tanh", "relu"):
-        bad("net.activation", cfg.net.activation, "tanh or relu")
+        _invalid("net.activation", cfg.net.activation, "tanh or relu")
     if cfg.net.critic not in ("public", "oracle"):
-        bad("net.critic", cfg.net.critic, "public or oracle")
-    for key in (
-        "total_steps",
-        "n_envs",
-        "checkpoint_every",
-        "ppo.n_steps",
-        "ppo.batch_size",
-        "ppo.n_epochs",
-        "pool.window",
-        "pool.snapshot_every",
-        "pool.refresh_every",
-        "eval.hands",
-        "eval.workers",
-        "torch_threads",
-        "pretrain.hands",
-        "pretrain.epochs",
-        "pretrain.batch_size",
-        "pretrain.workers",
-        "pretrain.improve_epochs",
-    ):
+        _invalid("net.critic", cfg.net.critic, "public or oracle")
+
+
+def _validate_counts(cfg: TrainConfig) -> None:
+    """Step counts, sizes and intervals (all sections), and the PPO batch against the rollout."""
+    for key in _COUNTS:
         obj: Any = cfg
         for part in key.split("."):
             obj = getattr(obj, part)
         if obj < 1:
-            bad(key, obj, "an integer >= 1")
+            _invalid(key, obj, "an integer >= 1")
     if cfg.eval.every < 0:
-        bad("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
+        _invalid("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
-        bad(
+        _invalid(
             "ppo.batch_size", cfg.ppo.batch_size, f"at most n_steps * n_envs = {cfg.ppo.n_steps * cfg.n_envs}"
         )
+
+
+def _validate_run(cfg: TrainConfig) -> None:
+    """Pool weights, reward scale and the choice of warm start."""
     weights = [cfg.pool.latest, cfg.pool.snapshots, *cfg.pool.baselines.values()]
     if any(w < 0 for w in weights) or sum(weights) <= 0:
-        bad("pool", weights, "non-negative weights with a positive sum")
+        _invalid("pool", weights, "non-negative weights with a positive sum")
     if cfg.reward_scale <= 0:
-        bad("reward_scale", cfg.reward_scale, "a number > 0")
+        _invalid("reward_scale", cfg.reward_scale, "a number > 0")
     if cfg.init_from and cfg.pretrain.teacher:
-        bad("init_from", cfg.init_from, "empty when pretrain.teacher is set (choose one warm start)")
-    if cfg.pretrain.learning_rate <= 0:
-        bad("pretrain.learning_rate", cfg.pretrain.learning_rate, "a number > 0")
-    if not 0 <= cfg.pretrain.smoothing < 1:
-        bad("pretrain.smoothing", cfg.pretrain.smoothing, "a number >= 0 and < 1")
-    if cfg.pretrain.improve_rollouts < 0:
-        bad("pretrain.improve_rollouts", cfg.pretrain.improve_rollouts, "an integer >= 0 (0 = off)")
-    if cfg.pretrain.improve_margin < 0:
-        bad("pretrain.improve_margin", cfg.pretrain.improve_margin, "a number >= 0")
-    if cfg.pretrain.teacher:
+        _invalid("init_from", cfg.init_from, "empty when pretrain.teacher is set (choose one warm start)")
+
+
+def _validate_pretrain(cfg: TrainConfig) -> None:
+    """The behaviour-cloning section."""
+    pre = cfg.pretrain
+    if pre.learning_rate <= 0:
+        _invalid("pretrain.learning_rate", pre.learning_rate, "a number > 0")
+    if not 0 <= pre.smoothing < 1:
+        _invalid("pretrain.smoothing", pre.smoothing, "a number >= 0 and < 1")
+    if pre.improve_rollouts < 0:
+        _invalid("pretrain.improve_rollouts", pre.improve_rollouts, "an integer >= 0 (0 = off)")
+    if pre.improve_margin < 0:
+        _invalid("pretrain.improve_margin", pre.improve_margin, "a number >= 0")
+    if pre.teacher:
         try:
-            check_spec(cfg.pretrain.teacher)
+            check_spec(pre.teacher)
         except ValueError as e:
-            raise ValueError(f"config pretrain.teacher={cfg.pretrain.teacher!r} is invalid: {e}") from None
+            raise ValueError(f"config pretrain.teacher={pre.teacher!r} is invalid: {e}") from None
+
+
+def _validate(cfg: TrainConfig) -> None:
+    """Check the values of a built config; the first problem found raises ValueError."""
+    _validate_choices(cfg)
+    _validate_counts(cfg)
+    _validate_run(cfg)
+    _validate_pretrain(cfg)
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:

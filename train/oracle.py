@@ -21,16 +21,17 @@ This is the "perfect-training-imperfect-execution" critic of PerfectDou
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 import torch
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
 from tonk_env.engine import GameState, hand_value
 from tonk_env.obs import obs_layout, unpack_masks
+from tonk_env.single import TonkSingleAgentEnv
 
 from .policy import TonkMaskablePolicy
 
@@ -59,22 +60,28 @@ class PrivilegedObs(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        base = env.observation_space
-        extra = privileged_size(env.unwrapped.num_players)  # type: ignore[attr-defined]
+        core, base = env.unwrapped, env.observation_space
+        if not isinstance(core, TonkSingleAgentEnv) or not isinstance(base, gym.spaces.Box):
+            raise TypeError(f"PrivilegedObs wraps a TonkSingleAgentEnv, got {env}")
+        self._core = core
+        extra = privileged_size(core.num_players)
         self.observation_space = gym.spaces.Box(
-            low=np.concatenate([base.low, np.zeros(extra, np.float32)]),  # type: ignore[attr-defined]
-            high=np.concatenate([base.high, np.ones(extra, np.float32)]),  # type: ignore[attr-defined]
+            low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
+            high=np.concatenate([base.high, np.ones(extra, np.float32)]),
             dtype=np.float32,
         )
 
     def observation(self, observation: np.ndarray) -> np.ndarray:
-        core = self.env.unwrapped
-        extra = privileged_features(core.game, core.learner_seat)  # type: ignore[attr-defined]
+        """The observation followed by what the learner cannot see."""
+        game = self._core.game
+        if game is None:
+            raise RuntimeError("no hand dealt yet; call reset()")
+        extra = privileged_features(game, self._core.learner_seat)
         return np.concatenate([observation, extra])
 
     def action_masks(self) -> np.ndarray:
         """Forward the mask (sb3-contrib reads it from the outermost env)."""
-        return self.env.action_masks()  # type: ignore[attr-defined]
+        return self.env.get_wrapper_attr("action_masks")()
 
 
 class PublicSlice(BaseFeaturesExtractor):
@@ -134,16 +141,21 @@ class OracleCriticPolicy(TonkMaskablePolicy):
     def _build_mlp_extractor(self) -> None:
         # Called by _build(), after both feature extractors exist (two flatten
         # layers without weights): the policy's becomes the public slice.
-        self.features_extractor = self.pi_features_extractor = PublicSlice(
-            self.observation_space, self.actor_dim
-        )  # type: ignore[arg-type]
-        critic_dim = int(np.prod(self.observation_space.shape))  # type: ignore[arg-type]
+        space = self.observation_space
+        if not isinstance(space, gym.spaces.Box):
+            raise TypeError(f"OracleCriticPolicy needs a Box observation space, got {space}")
+        self.features_extractor = self.pi_features_extractor = PublicSlice(space, self.actor_dim)
+        critic_dim = int(np.prod(space.shape))
         if critic_dim <= self.actor_dim:
             raise ValueError(
                 f"OracleCriticPolicy: the observation ({critic_dim} floats) has no privileged part "
                 f"after the first {self.actor_dim}; wrap the env in train.oracle.PrivilegedObs"
             )
-        self.mlp_extractor = _SplitMlp(self.actor_dim, critic_dim, self.net_arch, self.activation_fn)  # type: ignore[arg-type]
+        if not isinstance(self.net_arch, dict):
+            raise ValueError(f"OracleCriticPolicy needs net_arch=dict(pi=..., vf=...), got {self.net_arch!r}")
+        split = _SplitMlp(self.actor_dim, critic_dim, self.net_arch, self.activation_fn)
+        # SB3 declares mlp_extractor an MlpExtractor; _SplitMlp has its interface (latent sizes, forward_*)
+        self.mlp_extractor = cast(MlpExtractor, split)
         self.mlp_extractor.to(self.device)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from gymnasium import spaces
 from sb3_contrib.common.maskable.distributions import (
     MaskableCategorical,
     MaskableCategoricalDistribution,
@@ -49,7 +50,7 @@ class FastMaskableCategorical(MaskableCategorical):
     Takes ``logits`` of shape ``(batch, actions)``; arguments are not validated
     (the policy network produces them)."""
 
-    def __init__(self, logits: torch.Tensor, masks: MaybeMasks = None) -> None:  # noqa: D107
+    def __init__(self, logits: torch.Tensor, masks: MaybeMasks = None) -> None:
         self.masks: torch.Tensor | None = None
         self._original_logits = logits
         self.apply_masking(masks)
@@ -68,7 +69,7 @@ class FastMaskableCategorical(MaskableCategorical):
         self._num_events = logits.shape[-1]
         Distribution.__init__(self, logits.shape[:-1], validate_args=False)
 
-    def sample(self, sample_shape: torch.Size | tuple[int, ...] = ()) -> torch.Tensor:
+    def sample(self, sample_shape: torch.Size | list[int] | tuple[int, ...] = ()) -> torch.Tensor:
         """One action per row by inverse CDF (``torch.multinomial`` for other sample shapes)."""
         if torch.Size(sample_shape).numel() != 1 or self.logits.dim() != 2:
             return super().sample(torch.Size(sample_shape))
@@ -95,5 +96,7 @@ class TonkMaskablePolicy(MaskableActorCriticPolicy):
     """``MaskableActorCriticPolicy`` whose action distribution is :class:`FastMaskableCategorical`."""
 
     def _build(self, lr_schedule: Any) -> None:
-        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))  # type: ignore[attr-defined]
+        if not isinstance(self.action_space, spaces.Discrete):
+            raise TypeError(f"TonkMaskablePolicy needs a Discrete action space, got {self.action_space}")
+        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))
         super()._build(lr_schedule)

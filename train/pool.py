@@ -18,6 +18,7 @@ pushes new weights to all of them with ``env_method("update_pool", ...)``.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
+from tonk_env.agent import Agent
 
 from .config import PoolConfig
 
@@ -91,19 +93,20 @@ class OpponentPool:
             weights.append(w)
         if not names:  # nothing to play yet: the frozen copy arrives at the first refresh
             names, weights = ["random"], [1.0]
-        w = np.asarray(weights, dtype=np.float64)
-        return names, w / w.sum()
+        p = np.asarray(weights, dtype=np.float64)
+        return names, p / p.sum()
 
-    def sample(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Any]:
+    def sample(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
         """One policy for every non-learner seat, in seat order."""
         names, p = self._choices()
         cum = list(accumulate(p.tolist()))
-        out = []
+        out: list[Agent] = []
         for _ in range(num_players - 1):
             # inverse CDF of one uniform: what Generator.choice(p=...) does, at a tenth of its cost
             name = names[min(bisect_right(cum, rng.random() * cum[-1]), len(names) - 1)]
             self.counts[name] = self.counts.get(name, 0) + 1
             if name == "latest":
+                assert self.latest is not None  # _choices offers it only once it exists
                 out.append(self.latest)
             elif name == "snapshot":
                 out.append(self.snapshots[int(rng.integers(len(self.snapshots)))])
@@ -122,7 +125,8 @@ class _Uniform:
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def act(self, obs: Any, info: Any = None) -> int:
+    def act(self, obs: Mapping[str, Any], info: Any = None) -> int:
+        """A legal action drawn uniformly."""
         legal = np.flatnonzero(obs["action_mask"])
         return int(legal[self.rng.integers(len(legal))])
 
@@ -153,4 +157,4 @@ class PoolWrapper(gym.Wrapper):
 
     def action_masks(self) -> np.ndarray:
         """Forward the mask (sb3-contrib reads it from the outermost env)."""
-        return self.env.action_masks()  # type: ignore[attr-defined]
+        return self.env.get_wrapper_attr("action_masks")()

@@ -102,7 +102,7 @@ class Demos:
         return len(self.actions)
 
 
-def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
+def _teacher_env(cfg: TrainConfig, seed: int) -> TonkSingleAgentEnv:
     pool = OpponentPool(cfg.pool, seed=seed)
     if not pool.baselines:  # no baselines in the pool: the teacher plays every seat
         alone = type(cfg.pool)(latest=0.0, snapshots=0.0, baselines={cfg.pretrain.teacher: 1.0})
@@ -110,7 +110,7 @@ def _teacher_env(cfg: TrainConfig, seed: int) -> Any:
     return TonkSingleAgentEnv(
         num_players=cfg.players,
         rules=make_rules(cfg.rules, **cfg.rule_options),
-        opponents=pool,
+        opponent_sampler=pool.sample,
         learner_seat="random",
         reward_scale=cfg.reward_scale,
     )
@@ -150,8 +150,11 @@ def start_values(game: Any, seat: int, legal: Any, playouts: int, rng: Any) -> n
 #: Hands per block of the data: each block has its own seeds, so the data do not depend on ``workers``.
 BLOCK_HANDS = 500
 
+#: One block of the data: observations, masks, actions, returns, and start values (None without playouts).
+_Block = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
-def _play_block(args: tuple[dict[str, Any], int, int, int]) -> tuple[np.ndarray, ...]:
+
+def _play_block(args: tuple[dict[str, Any], int, int, int]) -> _Block:
     """Play one block of hands with the teacher in the learner's seat (runs in a worker process)."""
     cfg_dict, seed, block, hands = args
     cfg = config_from_dict(cfg_dict)

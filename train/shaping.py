@@ -39,14 +39,14 @@ class CountShaping(gym.Wrapper):
     def step(self, action: Any) -> Any:
         obs, reward, terminated, truncated, info = self.env.step(action)
         phi = 0.0 if terminated or truncated else self._potential(obs)
-        shaped = reward + self.gamma * phi - self._phi
+        shaped = float(reward) + self.gamma * phi - self._phi
         self._phi = phi
         return obs, shaped, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Forward the mask."""
-        return self.env.action_masks()  # type: ignore[attr-defined]
+        return self.env.get_wrapper_attr("action_masks")()
 
     def update_pool(self, *args: Any, **kwargs: Any) -> None:
         """Forward pool updates to the pool wrapper inside."""
-        self.env.update_pool(*args, **kwargs)  # type: ignore[attr-defined]
+        self.env.get_wrapper_attr("update_pool")(*args, **kwargs)

@@ -27,9 +27,11 @@ import platform
 import random
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import sb3_contrib
 import stable_baselines3
@@ -75,27 +77,29 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def make_env_fn(cfg: TrainConfig, index: int):  # noqa: ANN201
+def make_env_fn(cfg: TrainConfig, index: int) -> Callable[[], gym.Env]:
     """A picklable factory of one training env (for Dummy/SubprocVecEnv)."""
     return _EnvFactory(cfg.to_dict(), index)
 
 
 class _EnvFactory:
+    """Builds training env number ``index`` of a config (given as a dict, so that it pickles)."""
+
     def __init__(self, cfg_dict: dict[str, Any], index: int) -> None:
         self.cfg_dict = cfg_dict
         self.index = index
 
-    def __call__(self):  # noqa: ANN204
+    def __call__(self) -> Monitor:
         cfg = config_from_dict(self.cfg_dict)
         pool = OpponentPool(cfg.pool, seed=cfg.seed * 1000 + self.index)
         env = BatchableSingleAgentEnv(
             num_players=cfg.players,
             rules=make_rules(cfg.rules, **cfg.rule_options),
-            opponents=pool,
+            opponent_sampler=pool.sample,
             learner_seat="random",
             reward_scale=cfg.reward_scale,
         )
-        wrapped: Any = PoolWrapper(env, pool)
+        wrapped: gym.Env = PoolWrapper(env, pool)
         if cfg.shaping_coef:
             wrapped = CountShaping(wrapped, cfg.players, cfg.shaping_coef, cfg.ppo.gamma)
         if cfg.net.critic == "oracle":
@@ -249,10 +253,8 @@ def _fit_run(
             )
         cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress, evaluate=evaluate)
         remaining = cfg.total_steps - model.num_timesteps
-        stop = {"signal": None}
 
-        def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
-            stop["signal"] = signum
+        def handler(signum: int, frame: Any) -> None:
             cb.request_stop(signal.Signals(signum).name)
 
         old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
