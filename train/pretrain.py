@@ -61,6 +61,7 @@ from agents.registry import make_agent
 from agents.search import play_out
 from tonk_env.engine import START, make_rules, seat_info
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.obs import obs_layout
 from tonk_env.single import TonkSingleAgentEnv
 
 from .config import TrainConfig, config_from_dict
@@ -184,14 +185,15 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> _Block:
         reward = 0.0
         while not done:
             mask = env.action_masks()
-            info = seat_info(env.game, env.learner_seat)
-            a = int(teacher.act({"observation": obs, "action_mask": mask}, info))
+            g = env.game
+            assert g is not None  # the learner is to act in a running hand
+            view = seat_info(g, env.learner_seat)
+            a = int(teacher.act({"observation": obs, "action_mask": mask}, view))
             if playouts:
-                start = env.game.phase == START and a in START_ACTIONS and len(info.legal) > 1
-                g = env.game
-                val_l.append(start_values(g, env.learner_seat, info.legal, playouts, rng) if start else none)
+                start = g.phase == START and a in START_ACTIONS and len(view.legal) > 1
+                val_l.append(start_values(g, env.learner_seat, view.legal, playouts, rng) if start else none)
             if oracle:  # the value head is fitted on what the oracle critic reads
-                obs = np.concatenate([obs, privileged_features(env.game, env.learner_seat)])
+                obs = np.concatenate([obs, privileged_features(g, env.learner_seat)])
             obs_l.append(obs)
             mask_l.append(mask.astype(bool))
             act_l.append(a)
@@ -199,7 +201,7 @@ def _play_block(args: tuple[dict[str, Any], int, int, int]) -> _Block:
         k = len(act_l) - first
         ret_l.extend(reward * gamma ** (k - 1 - i) for i in range(k))
     env.close()
-    n_obs = env.observation_space.shape[0]
+    n_obs = obs_layout(cfg.players).size
     if oracle:
         n_obs += privileged_size(cfg.players)
     return (
@@ -374,7 +376,8 @@ def improve_demos(
     bar = None
     if progress:
         bar = tqdm(total=pc.improve_epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
-    best_err, best_state, history = np.inf, None, []
+    best_err, history = np.inf, []
+    best_state: dict[str, torch.Tensor] | None = None
     for epoch in range(pc.improve_epochs):
         perm = rng.permutation(tr)
         for i in range(0, len(perm), 1024):
@@ -392,7 +395,9 @@ def improve_demos(
             bar.update(1)
     if bar is not None:
         bar.close()
-    net.load_state_dict(best_state)  # type: ignore[arg-type]
+    if best_state is None:
+        raise RuntimeError(f"pretrain: the start-value fit diverged (held-out errors: {history})")
+    net.load_state_dict(best_state)
     with torch.no_grad():
         q = net(obs).masked_fill(~legal, -np.inf).numpy()
     best = q.argmax(axis=1)
