@@ -304,7 +304,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     else:
         agent = _resolve(entry.factory)(seed=seed, **values)
     try:
-        agent.spec = canonical_spec(sp.kind, sp.name, values)  # type: ignore[attr-defined]
+        agent.spec = canonical_spec(sp.kind, sp.name, values)  # type: ignore[attr-defined]  # the contract has no spec; we label the built agent
     except AttributeError:
         pass
     return agent

@@ -221,7 +221,7 @@ def bench_env(
     runs: dict[str, list[float]] = {k: [] for k in keys}
     probe = raw_env(num_players, r)
     # the env's action space is a Discrete, but AECEnv types it as a plain Space
-    table_size = int(probe.action_space(probe.possible_agents[0]).n)  # type: ignore[attr-defined]
+    table_size = int(probe.action_space(probe.possible_agents[0]).n)  # type: ignore[attr-defined]  # PettingZoo types it as a Space; ours is Discrete
     obs_size = obs_layout(num_players).size
     for i in range(trials):
         st, d, h, el = aec_loop(make_env(num_players, r), seconds, seed + i)
