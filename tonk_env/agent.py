@@ -46,7 +46,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .engine import IllegalActionError, SeatInfo
-from .obs import OBS_KEYS
+from .obs import OBS_KEYS, LazyObs
 
 
 @runtime_checkable
@@ -119,7 +119,8 @@ class RandomPolicy:
 
     def act(self, obs: Mapping[str, Any], info: SeatInfo | None = None) -> int:
         """A uniformly random action among those the mask allows."""
-        return self.choose(np.flatnonzero(obs["action_mask"]).tolist())
+        legal = obs.legal() if isinstance(obs, LazyObs) else np.flatnonzero(obs["action_mask"]).tolist()
+        return self.choose(legal)
 
     def choose(self, legal: Sequence[int]) -> int:
         """A uniformly random element of ``legal``."""

@@ -68,7 +68,7 @@ import numpy as np
 from .engine.actions import DISCARD, TAKE
 from .engine.cards import FULL_DECK, VALUES, forms_spread, hand_value
 from .engine.rules import TonkRules
-from .engine.state import OVER, PLAY, START, GameState, legal_mask
+from .engine.state import OVER, PLAY, START, GameState, legal_actions, legal_mask
 from .odds import above_chance
 
 OBS_VERSION = 3
@@ -250,6 +250,10 @@ class LazyObs(Mapping[str, np.ndarray]):
                 raise KeyError(key)
             self._cache[key] = v
         return v
+
+    def legal(self) -> list[int]:
+        """The seat's legal action ids, ascending (the 1s of ``action_mask``), without building the mask."""
+        return legal_actions(self._state) if self._state.cur == self._seat else []
 
     def __iter__(self) -> Iterator[str]:
         return iter(OBS_KEYS)
