@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from tonk_env.engine import action_table
+from tonk_env.obs import obs_layout
+
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0),
@@ -33,6 +36,33 @@ def check_table_fit(name: str, meta: Mapping[str, Any], num_players: int, rules:
         raise ValueError(
             f"{name}: trained with rules hash {want}, but the table plays rules hash {rules.hash}"
         )
+
+
+def check_layers(layers: Sequence[tuple[Any, Any]], name: str) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``layers`` is a chain of finite float ``(W, b)`` layers.
+
+    Each ``W`` is 2-D of shape (out, in), each ``b`` 1-D of length out, each
+    layer's in equals the previous layer's out; every weight is finite (a NaN
+    or Inf weight would make every move the same, silently).
+    """
+    if not layers:
+        raise ValueError(f"{name}: a network needs at least one layer")
+    prev = None
+    for i, (w, b) in enumerate(layers):
+        w, b = np.asarray(w), np.asarray(b)
+        if w.ndim != 2 or b.ndim != 1:
+            raise ValueError(
+                f"{name}: layer {i} has weights of shape {w.shape} and bias {b.shape}; need 2-D and 1-D"
+            )
+        if w.dtype.kind != "f" or b.dtype.kind != "f":
+            raise ValueError(f"{name}: layer {i} holds {w.dtype}/{b.dtype} values; need floats")
+        if b.shape[0] != w.shape[0]:
+            raise ValueError(f"{name}: layer {i} has {w.shape[0]} outputs but a bias of {b.shape[0]}")
+        if prev is not None and w.shape[1] != prev:
+            raise ValueError(f"{name}: layer {i} takes {w.shape[1]} inputs, the layer before gives {prev}")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"{name}: layer {i} holds NaN or infinite weights")
+        prev = w.shape[0]
 
 
 class MLPPolicy:
@@ -61,6 +91,7 @@ class MLPPolicy:
     ) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; known: {', '.join(ACTIVATIONS)}")
+        check_layers(layers, name)
         self.layers = [(np.asarray(w, np.float32).T.copy(), np.asarray(b, np.float32)) for w, b in layers]
         self.activation = activation
         self._act = ACTIVATIONS[activation]
@@ -155,10 +186,37 @@ class MLPPolicy:
                 meta = json.loads(str(data["meta"]))
                 n = sum(1 for k in data.files if k.startswith("w"))
                 layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
-        except (OSError, ValueError, KeyError) as e:
-            raise ValueError(f"{p}: not a Tonk policy .npz file ({e})") from None
+        except KeyError as e:
+            raise ValueError(f"{p}: not a Tonk policy .npz file (no array {e} in it)") from None
+        except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
+            raise ValueError(f"{p}: not a readable Tonk policy .npz file ({type(e).__name__}: {e})") from None
+        if not isinstance(meta, dict):
+            raise ValueError(f"{p}: its metadata is {type(meta).__name__}, not a JSON object")
+        check_npz_meta(p, meta, layers)
         activation = meta.pop("activation", "tanh")
         return cls(layers, activation=activation, meta=meta, name=kwargs.pop("name", p.name), **kwargs)
+
+
+def check_npz_meta(path: Path, meta: Mapping[str, Any], layers: Sequence[tuple[Any, Any]]) -> None:
+    """Check that a saved network's first and last layers fit its player count and an action table."""
+    check_layers(layers, str(path))
+    players = meta.get("num_players")
+    if players is not None:
+        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 6:
+            raise ValueError(f"{path}: num_players {players!r} in its metadata; need 2..6")
+        want = obs_layout(players).size
+        if np.asarray(layers[0][0]).shape[1] != want:
+            raise ValueError(
+                f"{path}: the network takes {np.asarray(layers[0][0]).shape[1]} inputs; "
+                f"a {players}-player observation has {want}"
+            )
+    sizes = {action_table(False).size, action_table(True).size}
+    out = np.asarray(layers[-1][0]).shape[0]
+    if out not in sizes:
+        raise ValueError(
+            f"{path}: the network gives {out} logits; an action table has "
+            f"{' or '.join(map(str, sorted(sizes)))}"
+        )
 
 
 def layers_from_state_dict(state: Mapping[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:
