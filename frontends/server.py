@@ -47,6 +47,7 @@ large budget takes its time in a worker thread. ``tonk serve`` binds to
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -60,9 +61,10 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from agents.registry import KindEntry, describe_agents, lookup, make_agent, resolve_params
+from agents.registry import AgentEntry, KindEntry, describe_agents, lookup, make_agent, resolve_params
 from tonk_env.engine import (
     OPTION_NAMES,
     OVER,
@@ -106,8 +108,8 @@ class ActionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: str | int = Field(
-        ..., description="an action string ('draw', 'discard 4S', 'hit 9H on 8H') or id"
+    action: StrictStr | StrictInt = Field(
+        ..., description="an action string ('draw', 'discard 4S', 'hit 9H on 8H') or id (not a boolean)"
     )
     seat: int | None = Field(None, description="must be the game's seat if given")
 
@@ -138,16 +140,114 @@ class Game:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+@dataclass(frozen=True)
+class Limits:
+    """The bounds on one request's work and size (``tonk serve --max-budget ...``; shown in /openapi.json)."""
+
+    max_budget: int = 1000
+    """``search:ismcts`` budget (sampled worlds per searched decision) at most."""
+    max_samples: int = 2000
+    """``search:ismcts`` drop_samples and ``heuristic:expert`` samples at most."""
+    max_candidates: int = 3
+    """``search:ismcts`` candidates (discards searched) at most."""
+    max_body: int = 65536
+    """Request body size in bytes at most (413 above)."""
+
+    def caps(self) -> dict[tuple[str, str], int]:
+        """``{(agent key, parameter): cap}``."""
+        return {
+            ("search:ismcts", "budget"): self.max_budget,
+            ("search:ismcts", "drop_samples"): self.max_samples,
+            ("search:ismcts", "candidates"): self.max_candidates,
+            ("heuristic:expert", "samples"): self.max_samples,
+        }
+
+    def describe(self) -> str:
+        """The limits in words, for the OpenAPI description and the docs."""
+        caps = ", ".join(f"{key} {param} <= {cap}" for (key, param), cap in self.caps().items())
+        return (
+            f"Limits per request: {caps}; request bodies <= {self.max_body} bytes; "
+            f"action strings <= {MAX_TEXT} characters."
+        )
+
+
+#: Length of an action string at most (400 above).
+MAX_TEXT = 100
+
+
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut to ``limit`` characters (for echoing input back in an error)."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+class BodyLimit:
+    """ASGI middleware: a request body larger than ``max_body`` bytes is answered 413, unread beyond that."""
+
+    def __init__(self, app: Any, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Check Content-Length, read at most ``max_body + 1`` bytes, then hand the body on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
+                await self._too_large(send)
+                return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body:
+                await self._too_large(send)
+                return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return dict(await receive())
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body larger than {self.max_body} bytes"}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def loopback_hosts(host: str) -> list[str]:
+    """The Host names a server bound to ``host`` answers by default (DNS-rebinding guard)."""
+    names = (
+        {host, "localhost", "127.0.0.1", "[::1]", "::1"}
+        if host in ("127.0.0.1", "localhost", "::1")
+        else {host}
+    )
+    return sorted(names)
+
+
 class Lobby:
     """The live games, their limits and the agent allow-list."""
 
-    def __init__(self, agents: Sequence[str], max_games: int, idle_timeout: float) -> None:
+    def __init__(
+        self, agents: Sequence[str], max_games: int, idle_timeout: float, limits: Limits | None = None
+    ) -> None:
         if max_games < 1:
             raise ValueError(f"--max-games must be at least 1, got {max_games}")
         if idle_timeout <= 0:
             raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
         self.max_games = max_games
         self.idle_timeout = idle_timeout
+        self.limits = limits or Limits()
         self.allowed_paths: set[tuple[str, Path]] = set()
         offered = []
         for spec in agents:
@@ -167,9 +267,18 @@ class Lobby:
     def check_agent(self, spec: str) -> str:
         """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
         try:
-            sp, entry, _ = resolve_params(spec)
+            sp, entry, values = resolve_params(spec)
         except ValueError as e:
-            raise HTTPException(400, str(e)) from None
+            raise HTTPException(400, clip(str(e), 300)) from None
+        if isinstance(entry, AgentEntry):
+            for (key, name), cap in self.limits.caps().items():
+                param = entry.param(name)
+                if entry.key == key and param is not None and values.get(name, param.default) > cap:
+                    raise HTTPException(
+                        400,
+                        f"agent {entry.key}: {name}={values.get(name, param.default)} is above this server's "
+                        f"cap {cap} (tonk serve --max-budget/--max-samples/--max-candidates)",
+                    )
         if isinstance(entry, KindEntry):
             if (sp.kind, Path(sp.name or "").resolve()) not in self.allowed_paths:
                 allowed = ", ".join(f"{k}:{p}" for k, p in sorted(self.allowed_paths)) or "none"
@@ -262,9 +371,11 @@ def game_out(game: Game) -> dict[str, Any]:
 
 
 # -- request handling ------------------------------------------------------------------------------
-def _parse_action(s: GameState, action: str | int) -> int:
-    """The legal action id ``action`` names in ``s`` (400 if unknown or not legal now)."""
+def _parse_action(s: GameState, action: str | int, max_text: int = MAX_TEXT) -> int:
+    """The legal action id ``action`` names in ``s`` (400 if unknown, too long or not legal now)."""
     if isinstance(action, str):
+        if len(action) > max_text:
+            raise HTTPException(400, f"action string of {len(action)} characters; at most {max_text}")
         try:
             return action_from_string(s, action)
         except IllegalActionError as e:
@@ -461,16 +572,27 @@ def create_app(
     agents: Sequence[str] = (),
     max_games: int = 100,
     idle_timeout: float = 3600.0,
+    limits: Limits | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
-    """The FastAPI app of ``tonk serve`` (``agents``: offered specs; path kinds form the allow-list)."""
-    lobby = Lobby(agents, max_games, idle_timeout)
+    """The FastAPI app of ``tonk serve`` (``agents``: offered specs; path kinds form the allow-list).
+
+    ``limits`` bound each request's work and size; ``allowed_hosts`` (when
+    given) is the allow-list of ``Host`` headers (``tonk serve`` always gives
+    one: the bound address, plus the loopback names for a loopback bind).
+    """
+    limits = limits or Limits()
+    lobby = Lobby(agents, max_games, idle_timeout, limits)
     app = FastAPI(
         title="Tonk RL",
         version="1",
         summary="Play Tonk against agents, or ask an agent for its move.",
-        description=(__doc__ or "").split("\n\n")[0],
+        description=(__doc__ or "").split("\n\n")[0] + "\n\n" + limits.describe(),
     )
     app.state.lobby = lobby
+    app.add_middleware(BodyLimit, max_body=limits.max_body)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.exception_handler(RequestValidationError)(_invalid_request)
     add_page_route(app.router)
     add_catalog_routes(app.router, lobby)
@@ -485,14 +607,21 @@ def serve(
     agents: Sequence[str] = (),
     max_games: int = 100,
     idle_timeout: float = 3600.0,
+    limits: Limits | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
-    """Run the server with uvicorn until interrupted."""
+    """Run the server with uvicorn until interrupted (SIGTERM or Ctrl-C stop it within a few seconds)."""
     try:
         import uvicorn
     except ImportError:
         raise ValueError("tonk serve needs uvicorn: pip install uvicorn") from None
-    app = create_app(agents, max_games=max_games, idle_timeout=idle_timeout)
+    if isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ValueError(f"--port must be 0..65535, got {port}")
+    hosts = sorted({*loopback_hosts(host), *allowed_hosts})
+    app = create_app(
+        agents, max_games=max_games, idle_timeout=idle_timeout, limits=limits, allowed_hosts=hosts
+    )
     print(
         f"Tonk: open http://{host}:{port}/ to play (API docs at /docs); Ctrl-C stops the server", flush=True
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)

@@ -34,10 +34,21 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    """A TCP port number for argparse (a clear message, not a traceback, for 99999)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0..65535)")
+    return port
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the HTTP/JSON API and the browser game."""
     try:
-        from frontends.server import serve
+        from frontends.server import Limits, serve
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] not in ("fastapi", "starlette", "pydantic", "uvicorn"):
             raise
@@ -50,7 +61,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "it can play and make the agents compute",
             file=sys.stderr,
         )
-    serve(args.host, args.port, args.agents or [], max_games=args.max_games, idle_timeout=args.idle_timeout)
+    limits = Limits(
+        max_budget=args.max_budget,
+        max_samples=args.max_samples,
+        max_candidates=args.max_candidates,
+        max_body=args.max_body,
+    )
+    serve(
+        args.host,
+        args.port,
+        args.agents or [],
+        max_games=args.max_games,
+        idle_timeout=args.idle_timeout,
+        limits=limits,
+        allowed_hosts=args.allowed_hosts or [],
+    )
     return 0
 
 
@@ -104,7 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(schema at /openapi.json, docs at /docs). See docs/FRONTENDS.md.",
     )
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=_port, default=8000, help="TCP port 0..65535 (default 8000)")
     s.add_argument(
         "--agents",
         nargs="+",
@@ -113,6 +138,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the paths listed here",
     )
     s.add_argument("--max-games", type=int, default=100, help="live games at most")
+    s.add_argument("--max-budget", type=int, default=1000, metavar="N", help="search:ismcts budget at most")
+    s.add_argument(
+        "--max-samples",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="search:ismcts drop_samples and heuristic:expert samples at most",
+    )
+    s.add_argument(
+        "--max-candidates", type=int, default=3, metavar="N", help="search:ismcts candidates at most"
+    )
+    s.add_argument("--max-body", type=int, default=65536, metavar="BYTES", help="request body size at most")
+    s.add_argument(
+        "--allowed-hosts",
+        nargs="+",
+        metavar="HOST",
+        help="Host header names accepted besides the bound address (and localhost for a loopback bind)",
+    )
     s.add_argument(
         "--idle-timeout",
         type=float,

@@ -38,13 +38,20 @@ def to_record(s: GameState) -> dict[str, Any]:
 def replay(record: dict[str, Any] | str, check: bool = True) -> GameState:
     """Replay a record (dict or JSON text); with ``check``, verify its stored result."""
     rec = json.loads(record) if isinstance(record, str) else record
+    if not isinstance(rec, dict):
+        raise ValueError(f"a hand record is a JSON object, got {type(rec).__name__}")
     if rec.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a Tonk hand record (format {rec.get('format')!r}, expected {RECORD_FORMAT!r})")
     rules = TonkRules.from_dict(rec["rules"])
     if check and rec.get("rules_hash") not in (None, rules.hash):
         raise ValueError(f"record rules_hash {rec['rules_hash']} does not match its rules ({rules.hash})")
     s = new_game(rules, rec["num_players"], deck=rec["deck"], dealer=rec["dealer"])
-    for i, text in enumerate(rec["actions"]):
+    actions = rec["actions"]
+    if not isinstance(actions, list):
+        raise ValueError(f"record actions must be a list of action strings, got {type(actions).__name__}")
+    for i, text in enumerate(actions):
+        if not isinstance(text, str):
+            raise ValueError(f"record action {i} is {text!r}, not an action string ('draw', 'discard 4S')")
         try:
             s.play(action_from_string(s, text))
         except ValueError as e:
