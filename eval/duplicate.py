@@ -61,6 +61,8 @@ from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.play import play, start_hand
 
+#: Worker processes at most (each is a process: more than this is a typo, not a machine).
+MAX_WORKERS = 256
 #: Deal groups per chunk of work handed to a worker (fixed, so results do not depend on workers).
 CHUNK_GROUPS = 8
 
@@ -347,6 +349,8 @@ def evaluate(
         raise ValueError(f"hands must be a positive int, got {hands!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise ValueError(f"workers must be at most {MAX_WORKERS} (a process each), got {workers}")
     arrs = arrangements(len(canon), players)
     num_groups = -(-hands // len(arrs))
     chunks = _chunks(num_groups)
@@ -382,7 +386,8 @@ def evaluate(
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - t0
-    return summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, workers)
+    used = 1 if workers == 1 or len(chunks) == 1 else min(workers, len(chunks))  # processes that ran
+    return summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, used)
 
 
 def summarise(

@@ -260,3 +260,11 @@ def test_greedy_beats_random() -> None:
 def test_expert_beats_greedy() -> None:
     res = evaluate(["heuristic:expert", "heuristic:greedy"], hands=2000, seed=123, workers=2)
     assert res.agents[0].ci95[0] > 0
+
+
+def test_workers_are_bounded_and_the_processes_used_are_reported() -> None:
+    with pytest.raises(ValueError, match="at most 256"):
+        evaluate(["random", "random"], hands=4, workers=10_000)
+    r = evaluate(["random", "heuristic:greedy"], hands=50, workers=200)
+    assert r.workers == 4  # 25 deal groups in 4 chunks: a process per chunk at most
+    assert evaluate(["random", "random"], hands=4, workers=3).workers == 1

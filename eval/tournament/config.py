@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from eval.duplicate import MAX_WORKERS
 from tonk_env import engine
 
 FORMATS = ("round-robin", "gauntlet")
@@ -80,7 +81,7 @@ class TournamentConfig:
         need(isinstance(self.rule_options, dict), "rule_options", "a mapping of rules options")
         need(is_int(self.seed), "seed", "an int")
         need(self.out is None or isinstance(self.out, str), "out", "a folder")
-        need(is_int(self.workers) and self.workers >= 1, "workers", "a positive int")
+        need(is_int(self.workers) and 1 <= self.workers <= MAX_WORKERS, "workers", f"an int 1..{MAX_WORKERS}")
         need(self.backend in BACKENDS, "backend", " or ".join(BACKENDS))
         need(self.address is None or isinstance(self.address, str), "address", "a Ray address (HOST:PORT)")
         need(is_int(self.bootstrap) and self.bootstrap >= 0, "bootstrap", "an int >= 0 (0: no intervals)")

@@ -203,9 +203,8 @@ def _plan_line(
     folder: Path, cfg: TournamentConfig, names: int, tables: int, reused: int, pending: int
 ) -> str:
     """The log line that says what this run will play."""
-    where = (
-        f" with {cfg.workers} worker(s)" if cfg.backend == "local" else f" on Ray ({cfg.address or 'local'})"
-    )
+    local = f" with {min(cfg.workers, max(pending, 1))} worker(s)"  # a process per pending match at most
+    where = local if cfg.backend == "local" else f" on Ray ({cfg.address or 'local'})"
     return (
         f"tournament {folder}: {names} agents, {tables} matches of {cfg.hands} hands "
         f"({cfg.players} players, {cfg.format}); {reused} already played, {pending} to play" + where
