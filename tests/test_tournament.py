@@ -335,3 +335,28 @@ def test_ray_backend_without_ray_is_a_clear_error(tmp_path: Path, monkeypatch: p
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(ValueError, match=r"pip install 'tonk-rl\[ray\]'"):
         run_tournament(_cfg(entrants=CHEAP[:2], backend="ray"), out=tmp_path / "noray", plots=False)
+
+
+def test_a_results_line_missing_fields_is_reported_and_its_match_replayed(tmp_path: Path) -> None:
+    full = run_tournament(_cfg(), out=tmp_path / "full", plots=False)
+    folder = tmp_path / "t"
+    run_tournament(_cfg(), out=folder, plots=False)
+    lines = _lines(folder)
+    broken = json.loads(lines[1])
+    del broken["table"]  # valid JSON with the right key, but not a whole record
+    (folder / "results.jsonl").write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n")
+    said: list[str] = []
+    recs, bad = read_results(folder / "results.jsonl", warn=said.append)
+    assert bad == 1 and len(recs) == 5 and "results.jsonl:2: skipped (missing table)" in said[0]
+    again = run_tournament(_cfg(), out=folder, plots=False, log=said.append)
+    assert again.matches_played == 1 and again.complete
+    assert _ratings(folder) == _ratings(full.folder)
+
+
+def test_results_file_replaced_by_a_folder_is_refused_before_playing(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    run_tournament(_cfg(), out=folder, plots=False, stop_after=1)
+    (folder / "results.jsonl").unlink()
+    (folder / "results.jsonl").mkdir()
+    with pytest.raises(ValueError, match="results.jsonl: not a file"):
+        run_tournament(_cfg(), out=folder, plots=False)

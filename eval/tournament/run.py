@@ -247,7 +247,7 @@ def run_tournament(
         cut = repair_results(results_path)
         if cut:
             log(f"{results_path}: cut a torn last line ({cut} bytes) left by an interrupted run")
-        done, bad = read_results(results_path)
+        done, bad = read_results(results_path, warn=log)
         pending = [t for t in tasks if t["key"] not in done]
         reused = len(tasks) - len(pending)
         # the slowest matches first, so that no long match starts last (the order changes no result)

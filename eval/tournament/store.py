@@ -32,22 +32,57 @@ SAVED = "tournament.json"
 SAVED_VERSION = 1
 
 
-def read_results(path: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
-    """Records by key (the first of duplicate keys wins) and the number of unreadable lines skipped."""
+def record_problem(rec: Any) -> str | None:
+    """What is wrong with a results line's record (None if it has what the standings read)."""
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not an object"
+    missing = [k for k in ("key", "table", "agents", "group_payoffs") if k not in rec]
+    if missing:
+        return "missing " + ", ".join(missing)
+    table, agents, groups = rec["table"], rec["agents"], rec["group_payoffs"]
+    if (
+        not isinstance(rec["key"], str)
+        or not isinstance(table, list)
+        or not all(isinstance(x, str) for x in table)
+    ):
+        return "key or table of the wrong type"
+    fields = ("spec", "win_rate", "seat_hands", "hands")
+    if not isinstance(agents, list) or not all(
+        isinstance(a, dict) and all(f in a for f in fields) for a in agents
+    ):
+        return "agents without " + ", ".join(fields)
+    if not isinstance(groups, list) or not all(isinstance(g, list) and len(g) == len(table) for g in groups):
+        return "group_payoffs not one list per deal group with a payoff per seat"
+    return None
+
+
+def read_results(path: str | Path, warn: Any = None) -> tuple[dict[str, dict[str, Any]], int]:
+    """Records by key (the first of duplicate keys wins) and the number of unreadable lines skipped.
+
+    A line that is not JSON, or whose record lacks what the standings read,
+    is skipped (its match is played again) and reported through ``warn(text)``.
+    """
     p = Path(path)
     out: dict[str, dict[str, Any]] = {}
     bad = 0
+    if p.exists() and not p.is_file():
+        raise ValueError(f"{p}: not a file (a tournament folder keeps its results in this file)")
     if not p.is_file():
         return out, 0
     with p.open("rb") as f:
-        for raw in f:
+        for n, raw in enumerate(f, 1):
             try:
                 rec = json.loads(raw)
-                key = rec["key"]
-            except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError):
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                problem: str | None = f"not JSON ({e})"
+            else:
+                problem = record_problem(rec)
+            if problem is not None:
                 bad += 1
+                if warn is not None:
+                    warn(f"{p}:{n}: skipped ({problem}); its match is played again")
                 continue
-            out.setdefault(key, rec)
+            out.setdefault(rec["key"], rec)
     return out, bad
 
 
