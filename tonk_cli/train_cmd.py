@@ -31,7 +31,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         if args.config is None:
             raise ValueError("give a config file (e.g. configs/quick.yaml) or --resume RUN_DIR")
-        cfg = load_config(args.config, args.overrides)
+        cfg = load_config(args.config, args.overrides, defaults=args.defaults)
         run_dir = train(cfg, progress=not args.no_progress, evaluate=evaluate)
     _print_summary(run_dir)
     return 0
@@ -99,5 +99,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4"
     )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest checkpoint")
+    p.add_argument(
+        "--defaults", action="store_true", help="allow an empty config file: train on the default settings"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)

@@ -9,6 +9,8 @@ values are read as YAML.
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -387,12 +389,81 @@ def _validate_pretrain(cfg: TrainConfig) -> None:
             raise ValueError(f"config pretrain.teacher={pre.teacher!r} is invalid: {e}") from None
 
 
+#: Ranges of the numeric settings: ``(low, low inclusive, high, high inclusive, words)``; None = unbounded.
+_RANGES: dict[str, tuple[float | None, bool, float | None, bool, str]] = {
+    "ppo.learning_rate": (0, False, None, False, "a finite number > 0"),
+    "ppo.learning_rate_end": (0, False, None, False, "a finite number > 0, or null"),
+    "ppo.gamma": (0, False, 1, True, "a number in (0, 1]"),
+    "ppo.gae_lambda": (0, True, 1, True, "a number in [0, 1]"),
+    "ppo.clip_range": (0, False, None, False, "a finite number > 0"),
+    "ppo.ent_coef": (0, True, None, False, "a finite number >= 0"),
+    "ppo.ent_coef_end": (0, True, None, False, "a finite number >= 0, or null"),
+    "ppo.vf_coef": (0, True, None, False, "a finite number >= 0"),
+    "ppo.max_grad_norm": (0, False, None, False, "a finite number > 0"),
+    "ppo.target_kl": (0, False, None, False, "a finite number > 0, or null"),
+    "reward_scale": (None, False, None, False, "a finite number > 0"),
+    "shaping_coef": (None, False, None, False, "a finite number"),
+    "pool.latest": (None, False, None, False, "a finite number >= 0"),
+    "pool.snapshots": (None, False, None, False, "a finite number >= 0"),
+    "pretrain.learning_rate": (None, False, None, False, "a finite number > 0"),
+    "pretrain.smoothing": (None, False, None, False, "a number >= 0 and < 1"),
+    "pretrain.improve_margin": (None, False, None, False, "a finite number >= 0"),
+}
+
+#: What a run name may hold: it names a folder under ``out_dir``.
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _get(cfg: TrainConfig, key: str) -> Any:
+    obj: Any = cfg
+    for part in key.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _validate_numbers(cfg: TrainConfig) -> None:
+    """Every number finite and within its range (the range in the message)."""
+    for key, (low, low_in, high, high_in, words) in _RANGES.items():
+        v = _get(cfg, key)
+        if v is None:
+            continue
+        if not math.isfinite(v):
+            _invalid(key, v, words)
+        if low is not None and (v < low or (v == low and not low_in)):
+            _invalid(key, v, words)
+        if high is not None and (v > high or (v == high and not high_in)):
+            _invalid(key, v, words)
+    for spec, weight in cfg.pool.baselines.items():
+        if not math.isfinite(weight):
+            _invalid(f"pool.baselines.{spec}", weight, "a finite number >= 0")
+    for key in ("net.pi", "net.vf"):
+        if any(size < 1 for size in _get(cfg, key)):
+            _invalid(key, _get(cfg, key), "layer sizes >= 1 (an empty list: no hidden layer)")
+
+
+def _validate_names(cfg: TrainConfig) -> None:
+    """The run name is a safe folder name; every agent spec in the config is known."""
+    if not _NAME.fullmatch(cfg.name) or len(cfg.name) > 100:
+        _invalid(
+            "name", cfg.name, "1-100 letters, digits, '.', '_' or '-', not starting with '.' (a folder name)"
+        )
+    specs = [(f"pool.baselines.{spec}", spec) for spec in cfg.pool.baselines]
+    specs += [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(cfg.eval.opponents)]
+    for key, spec in specs:
+        try:
+            check_spec(spec)
+        except ValueError as e:
+            raise ValueError(f"config {key} is invalid: {e}") from None
+
+
 def _validate(cfg: TrainConfig) -> None:
     """Check the values of a built config; the first problem found raises ValueError."""
     _validate_choices(cfg)
     _validate_counts(cfg)
     _validate_run(cfg)
     _validate_pretrain(cfg)
+    _validate_numbers(cfg)
+    _validate_names(cfg)
 
 
 def set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -439,17 +510,29 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
     return cfg
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
-    """Load a YAML config (None = defaults) and apply ``key=value`` overrides."""
+def load_config(
+    path: str | Path | None, overrides: list[str] | None = None, defaults: bool = False
+) -> TrainConfig:
+    """Load a YAML config (None = defaults) and apply ``key=value`` overrides.
+
+    An empty file is an error unless ``defaults`` (``tonk train --defaults``):
+    a run of 200k steps on defaults is rarely what an empty file meant.
+    """
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"config file {p} does not exist")
         try:
-            data = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as e:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
             raise ValueError(f"config file {p} is not valid YAML: {e}") from None
+        if data is None and not defaults:
+            raise ValueError(
+                f"config file {p} is empty; give at least one option, "
+                "or pass --defaults to train on the defaults"
+            )
+        data = data or {}
         if not isinstance(data, dict):
             raise ValueError(f"config file {p}: expected a mapping at the top level")
     data = merge(data, parse_overrides(overrides or []))
