@@ -6,20 +6,24 @@ the number of players, the observation layout version and the action table
 size. Tournaments read it to label checkpoints by run and step; the
 ``ppo:PATH`` agent (:mod:`agents.ppo`) reads it with the policy weights.
 
-Writing checkpoints (and resuming from them, which unpickles and so may run
-code from the file) is training's business: :mod:`train.checkpoint`.
+Writing checkpoints and resuming from them (safely: nothing is unpickled) is
+training's business: :mod:`train.checkpoint`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from tonk_env.obs import OBS_VERSION
 
-__all__ = ["FORMAT", "META_NAME", "latest_checkpoint", "read_meta", "resolve_checkpoint"]
+__all__ = [
+    "FORMAT", "META_NAME", "STEP_NAME", "latest_checkpoint", "read_meta", "resolve_checkpoint",
+    "run_checkpoints",
+]  # fmt: skip
 
 META_NAME = "tonk_meta.json"
 FORMAT = "tonk-ppo-checkpoint/1"
@@ -40,10 +44,24 @@ def resolve_checkpoint(path: str | Path) -> Path:
     return p
 
 
+#: The name of a run's checkpoints: ``checkpoints/step_<N>.zip`` (other files there are ignored).
+STEP_NAME = re.compile(r"step_(\d+)\.zip")
+
+
+def run_checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
+    """``(step, file)`` of every ``checkpoints/step_<N>.zip`` of a run, newest first (strays ignored)."""
+    found = []
+    for f in (run_dir / "checkpoints").glob("step_*.zip"):
+        m = STEP_NAME.fullmatch(f.name)
+        if m and f.is_file():
+            found.append((int(m.group(1)), f))
+    return sorted(found, reverse=True)
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the highest step in ``run_dir/checkpoints``."""
-    files = sorted((run_dir / "checkpoints").glob("step_*.zip"), key=lambda f: int(f.stem.split("_")[1]))
-    return files[-1] if files else None
+    found = run_checkpoints(run_dir)
+    return found[0][1] if found else None
 
 
 def read_meta(path: Path) -> dict[str, Any]:

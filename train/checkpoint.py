@@ -6,20 +6,26 @@ players, the observation layout version and the action table size. Reading a
 checkpoint (the ``ppo:PATH`` agent, :func:`resolve_checkpoint`,
 :func:`read_meta`) is the agents' business: :mod:`agents.checkpoint`.
 
-Security: *resuming* a run calls ``MaskablePPO.load``, which unpickles parts
-of the zip (cloudpickle) and so can run code from the file. Only resume runs
-you made. To share an agent, export its weights to ``.npz``
-(:func:`export_npz`, or ``tonk export``), a format that runs no code.
+Security: nothing here unpickles. Resuming rebuilds the model from the run's
+``config.yaml`` and reads the checkpoint with safe loaders only
+(:func:`restore_checkpoint`): the policy and optimizer tensors with
+``torch.load(weights_only=True)``, the step counters from SB3's ``data``
+member as plain JSON (its pickled entries are never decoded), the opponent
+pool from ``.npz`` files without pickle. A planted run folder cannot run
+code. SB3's ``MaskablePPO.load``, which unpickles, is not used.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from agents.checkpoint import FORMAT, META_NAME
+import torch
+
+from agents.checkpoint import FORMAT, META_NAME, read_meta
 from agents.ppo import load_policy, load_policy_state
 from tonk_env.engine import TonkRules, action_table, make_rules
 from tonk_env.obs import OBS_VERSION, obs_layout
@@ -72,6 +78,57 @@ def export_npz(path: str | Path, out: str | Path) -> Path:
     out = Path(out)
     pol.save_npz(out)
     return out
+
+
+#: The plain-number counters of SB3's ``data`` member that a resumed model takes over.
+_COUNTERS = ("num_timesteps", "_n_updates", "_episode_num")
+
+
+def restore_checkpoint(model: Any, path: Path) -> dict[str, Any]:
+    """Load a run checkpoint's weights, optimizer state and step counters into ``model``, safely.
+
+    ``model`` is built from the run's config (as a fresh run's is). Tensors are
+    read with ``torch.load(weights_only=True)`` and the counters from the
+    ``data`` member with ``json`` only, so nothing in the file can run.
+    Returns the checkpoint's Tonk metadata; ``ValueError`` names the file and
+    what is wrong.
+    """
+    meta = read_meta(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            missing = {"policy.pth", "policy.optimizer.pth", "data"} - names
+            if missing:
+                raise ValueError(f"{path}: no {', '.join(sorted(missing))} inside; not a run checkpoint")
+            policy = _tensors(z, "policy.pth", path)
+            optimizer = _tensors(z, "policy.optimizer.pth", path)
+            data = json.loads(z.read("data"))
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: its data member is not JSON ({e})") from None
+    try:
+        model.policy.load_state_dict(policy)
+        model.policy.optimizer.load_state_dict(optimizer)
+    except (RuntimeError, ValueError, KeyError) as e:
+        raise ValueError(
+            f"{path}: its network does not fit this run's config ({str(e).splitlines()[0]})"
+        ) from None
+    for key in _COUNTERS:
+        value = data.get(key)
+        if key == "num_timesteps" and not (isinstance(value, int) and value >= 0):
+            raise ValueError(f"{path}: no step count (num_timesteps) in its data")
+        if isinstance(value, int) and not isinstance(value, bool):
+            setattr(model, key, value)
+    return meta
+
+
+def _tensors(z: zipfile.ZipFile, name: str, path: Path) -> Any:
+    """A ``torch.save``d member read with ``weights_only=True`` (no pickled code runs)."""
+    try:
+        return torch.load(io.BytesIO(z.read(name)), map_location="cpu", weights_only=True)
+    except Exception as e:  # a truncated or planted member fails in zipfile, zlib or torch's safe unpickler
+        raise ValueError(f"{path}: cannot read {name} safely ({type(e).__name__}: {e})") from None
 
 
 def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_players: int) -> Path:

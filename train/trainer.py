@@ -26,7 +26,9 @@ import json
 import platform
 import random
 import signal
+import sys
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,12 +44,12 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import SubprocVecEnv
 from threadpoolctl import threadpool_limits
 
-from agents.checkpoint import latest_checkpoint
+from agents.checkpoint import read_meta, run_checkpoints
 from tonk_env.engine import action_table, make_rules
 from tonk_env.obs import OBS_VERSION, obs_layout
 
 from .callbacks import TonkCallback, append_jsonl
-from .checkpoint import init_from_checkpoint
+from .checkpoint import init_from_checkpoint, restore_checkpoint
 from .config import TrainConfig, config_from_dict, merge
 from .evaluation import Evaluator, require_evaluator
 from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
@@ -201,21 +203,83 @@ def resume(
     progress: bool = True,
     overrides: dict[str, Any] | None = None,
     evaluate: Evaluator | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Path:
-    """Continue a run from its newest checkpoint (same steps, optimizer state, pool)."""
+    """Continue a run from its newest readable checkpoint (same steps, optimizer state, pool).
+
+    Nothing is unpickled (:func:`train.checkpoint.restore_checkpoint`). A
+    finished run, a broken ``config.yaml`` or a run without a readable
+    checkpoint is a ``ValueError`` before anything is written; unreadable
+    newer checkpoints are skipped and named through ``log`` (stderr by default).
+    """
     run_dir = Path(run_dir)
+    say = log or _stderr
+    cfg = _run_config(run_dir, overrides)
+    require_evaluator(cfg, evaluate)
+    ckpt, step = _resumable_checkpoint(run_dir, say)
+    if step >= cfg.total_steps:
+        raise ValueError(
+            f"{run_dir}: the run is finished (step {step:,} of total_steps {cfg.total_steps:,}); to train "
+            f"further, raise the total: tonk train --resume {run_dir} total_steps={2 * max(step, 1)}"
+        )
+    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate)
+
+
+def _stderr(text: str) -> None:
+    print(f"tonk train: {text}", file=sys.stderr, flush=True)
+
+
+def _run_config(run_dir: Path, overrides: dict[str, Any] | None) -> TrainConfig:
+    """The config of a run folder (with overrides), or ``ValueError`` naming the file and the problem."""
     cfg_path = run_dir / "config.yaml"
     if not cfg_path.is_file():
         raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
-    data = yaml.safe_load(cfg_path.read_text())
+    try:
+        data = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ValueError(f"{cfg_path}: not valid YAML ({e})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{cfg_path}: expected a mapping of options, got {type(data).__name__}")
     if overrides:
         data = merge(data, overrides)
-    cfg = config_from_dict(data)
-    require_evaluator(cfg, evaluate)
-    ckpt = latest_checkpoint(run_dir)
-    if ckpt is None:
+    try:
+        return config_from_dict(data)
+    except ValueError as e:
+        raise ValueError(f"{cfg_path}: {e}") from None
+
+
+def _resumable_checkpoint(run_dir: Path, say: Callable[[str], None]) -> tuple[Path, int]:
+    """The newest checkpoint that reads back whole, and its step; the skipped ones are named."""
+    found = run_checkpoints(run_dir)
+    if not found:
         raise ValueError(f"{run_dir}: no checkpoints/step_*.zip to resume from")
-    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate)
+    for step, path in found:
+        problem = _checkpoint_problem(path, step)
+        if problem is None:
+            return path, step
+        say(f"skipped {path} ({problem}); trying an older checkpoint")
+    raise ValueError(f"{run_dir}: none of its {len(found)} checkpoint(s) can be read; nothing to resume from")
+
+
+def _checkpoint_problem(path: Path, step: int) -> str | None:
+    """Why a checkpoint cannot be resumed from (None if it reads back whole)."""
+    try:
+        meta = read_meta(path)
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+            names = set(z.namelist())
+    except (ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
+        return str(e)
+    if bad is not None:
+        return f"member {bad} is corrupt"
+    missing = {"policy.pth", "policy.optimizer.pth", "data"} - names
+    if missing:
+        return "no " + ", ".join(sorted(missing))
+    if meta.get("step") != step:
+        return f"its metadata says step {meta.get('step')}"
+    if not (path.with_suffix("") / "pool.json").is_file():
+        return "its opponent pool folder is missing"
+    return None
 
 
 def _fit(
@@ -248,9 +312,8 @@ def _fit_run(
                 stats = pretrain(model, cfg, run_dir, progress=progress)
                 append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
         else:
-            model = MaskablePPO.load(
-                resume_from, env=vec, device=cfg.device, tensorboard_log=str(run_dir / "tb")
-            )
+            model = build_model(cfg, vec, run_dir)
+            restore_checkpoint(model, resume_from)
         cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress, evaluate=evaluate)
         remaining = cfg.total_steps - model.num_timesteps
 
