@@ -256,6 +256,10 @@ class Lobby:
                 path = Path(sp.name or "").resolve()
                 if not path.exists():
                     raise ValueError(f"--agents {spec}: no such file or folder {path}")
+                try:
+                    make_agent(spec)  # load it once now: a broken file is refused at startup, not per request
+                except ValueError as e:
+                    raise ValueError(f"--agents {spec}: {e}") from None
                 self.allowed_paths.add((sp.kind, path))
             offered.append(spec)
         self.offered = list(dict.fromkeys([*offered, *DEFAULT_AGENTS]))
