@@ -34,11 +34,13 @@ not give the opponents sight of the searcher's cards.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from tonk_env.agent import DecisionTimeout
 from tonk_env.engine import OVER, START, GameState, SeatInfo, payoffs, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
@@ -200,6 +202,8 @@ class SearchAgent(BaseAgent):
         self.self_margin = self_margin
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
+        #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent).
+        self.deadline: float | None = None
 
     def reseed(self, seed: int) -> None:
         """Reset the generators (the agent's and its expert's)."""
@@ -305,7 +309,10 @@ class SearchAgent(BaseAgent):
         todo = [i for i, a in enumerate(cands) if a not in known]
         tot = [0.0] * len(cands)
         template = sample_state(info, self.rng)
+        deadline = self.deadline
         for (hands, stock), w in zip(worlds, weights, strict=True):
+            if deadline is not None and time.monotonic() > deadline:
+                raise DecisionTimeout("search:ismcts ran past its deadline")
             if w <= 0.0:
                 continue
             world = world_state(template, hands, stock)

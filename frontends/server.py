@@ -65,6 +65,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.registry import AgentEntry, KindEntry, describe_agents, lookup, make_agent, resolve_params
+from tonk_env.agent import DecisionTimeout
 from tonk_env.engine import (
     OPTION_NAMES,
     OVER,
@@ -136,6 +137,7 @@ class Game:
     state: GameState
     log: list[Move] = field(default_factory=list)
     last_moves: list[Move] = field(default_factory=list)
+    seconds: float | None = None  # the time limit of each agent decision
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -152,6 +154,8 @@ class Limits:
     """``search:ismcts`` candidates (discards searched) at most."""
     max_body: int = 65536
     """Request body size in bytes at most (413 above)."""
+    max_seconds: float = 10.0
+    """Seconds one agent decision may take; a search past it stops and the request is a 503."""
 
     def caps(self) -> dict[tuple[str, str], int]:
         """``{(agent key, parameter): cap}``."""
@@ -166,7 +170,8 @@ class Limits:
         """The limits in words, for the OpenAPI description and the docs."""
         caps = ", ".join(f"{key} {param} <= {cap}" for (key, param), cap in self.caps().items())
         return (
-            f"Limits per request: {caps}; request bodies <= {self.max_body} bytes; "
+            f"Limits per request: {caps}; each agent decision <= {self.max_seconds:g} s (a search past "
+            f"it stops: 503, the game unchanged); request bodies <= {self.max_body} bytes; "
             f"action strings <= {MAX_TEXT} characters."
         )
 
@@ -349,7 +354,7 @@ class Lobby:
         with lock:
             start_hand({seat: agent}, s.n, s.rules, {seat: 0 if seed is None else seed})
             try:
-                return decide(agent, s, lambda _: f"agent {spec}")
+                return decide(agent, s, lambda _: f"agent {spec}", time.monotonic() + self.limits.max_seconds)
             except IllegalActionError as e:
                 raise HTTPException(500, str(e)) from None
 
@@ -420,11 +425,13 @@ def start_game(lobby: Lobby, body: NewGame) -> Game:
     try:
         table = Table(rules, body.players, [body.seat], specs, seed=body.seed)
         s = table.deal()
-        moves = table.run_agents(s)
+        moves = table.run_agents(s, seconds=lobby.limits.max_seconds)
     except ValueError as e:
         raise HTTPException(400, str(e)) from None
     _score_if_over(table, s)
-    game = Game(secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves))
+    game = Game(
+        secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves), lobby.limits.max_seconds
+    )
     lobby.add(game)
     return game
 
@@ -442,7 +449,7 @@ def play_move(game: Game, body: ActionIn) -> None:
     a = _parse_action(s, body.action)
     mine = Move(game.seat, a, move_text(s, a))
     s.play(a)
-    moves = game.table.run_agents(s)
+    moves = game.table.run_agents(s, seconds=game.seconds)
     _score_if_over(game.table, s)
     game.state = s
     game.log += [mine, *moves]
@@ -453,8 +460,8 @@ def deal_next(game: Game) -> None:
     """Deal the next hand of ``game`` and let the agents play (409 while the hand runs)."""
     if game.state.phase != OVER:
         raise HTTPException(409, "the hand is not over yet")
-    s = game.table.deal()
-    moves = game.table.run_agents(s)
+    s = game.table.deal()  # a deal whose agents then time out still counts as dealt
+    moves = game.table.run_agents(s, seconds=game.seconds)
     _score_if_over(game.table, s)
     game.state, game.log, game.last_moves = s, list(moves), list(moves)
 
@@ -471,6 +478,18 @@ def query_position(body: AgentQuery) -> GameState:
     if body.seat is not None and body.seat != s.cur:
         raise HTTPException(409, f"seat {body.seat} is not to act: seat {s.cur} is")
     return s
+
+
+async def _timed_out(request: Request, exc: DecisionTimeout) -> JSONResponse:
+    """503 when an agent's decision ran past the server's time limit (nothing was changed)."""
+    limit = request.app.state.lobby.limits.max_seconds
+    return JSONResponse(
+        {
+            "detail": f"an agent's decision took over {limit:g} s (tonk serve --max-seconds); "
+            "nothing was changed"
+        },
+        status_code=503,
+    )
 
 
 async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -598,6 +617,7 @@ def create_app(
     if allowed_hosts is not None:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.exception_handler(RequestValidationError)(_invalid_request)
+    app.exception_handler(DecisionTimeout)(_timed_out)
     add_page_route(app.router)
     add_catalog_routes(app.router, lobby)
     add_game_routes(app.router, lobby)

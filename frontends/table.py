@@ -21,6 +21,7 @@ and :func:`~tonk_env.play.play` stopping at a person's turn.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -124,8 +125,11 @@ class Table:
         """How errors name the agent of a seat: ``agent heuristic:expert``."""
         return f"agent {self.specs[seat]}"
 
-    def run_agents(self, s: GameState, limit: int | None = None) -> list[Move]:
-        """Play agents' moves on ``s`` in place until a person must act or the hand is over."""
+    def run_agents(self, s: GameState, limit: int | None = None, seconds: float | None = None) -> list[Move]:
+        """Play agents' moves on ``s`` in place until a person must act or the hand is over.
+
+        ``seconds`` bounds each decision (an agent past it raises ``DecisionTimeout``).
+        """
         moves: list[Move] = []
 
         def person_or_limit(state: GameState) -> bool:
@@ -134,7 +138,8 @@ class Table:
         def record(state: GameState, action: int) -> None:
             moves.append(Move(state.cur, action, move_text(state, action)))
 
-        play(s, self.agents, until=person_or_limit, on_move=record, who=self.agent_name)
+        deadline = None if seconds is None else time.monotonic() + seconds
+        play(s, self.agents, until=person_or_limit, on_move=record, who=self.agent_name, deadline=deadline)
         return moves
 
     def score(self, s: GameState) -> None:

@@ -129,3 +129,14 @@ def test_a_broken_agent_file_is_refused_at_startup(tmp_path: Path) -> None:
     bad.write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(ValueError, match=r"--agents npz:.*cut.npz: not a readable Tonk policy"):
         create_app(agents=[f"npz:{bad}"])
+
+
+def test_a_search_past_the_time_limit_stops_with_a_503_and_changes_nothing() -> None:
+    c = TestClient(create_app(limits=Limits(max_seconds=0.0)))
+    rec = to_record(new_game(make_rules(), 2, seed=1))
+    r = c.post("/api/agent-action", json={"agent": "search:ismcts?budget=200&takes=all", "record": rec})
+    assert r.status_code == 503 and "--max-seconds" in r.json()["detail"]
+    assert c.post("/api/agent-action", json={"agent": "heuristic:greedy", "record": rec}).status_code == 200
+    made = c.post("/api/games", json={"agents": ["search:ismcts?budget=200&takes=all"], "seat": 1, "seed": 2})
+    assert made.status_code == 503
+    assert "0 s" in c.get("/openapi.json").json()["info"]["description"]

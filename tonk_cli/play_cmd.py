@@ -66,6 +66,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_samples=args.max_samples,
         max_candidates=args.max_candidates,
         max_body=args.max_body,
+        max_seconds=args.max_seconds,
     )
     serve(
         args.host,
@@ -150,6 +151,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-candidates", type=int, default=3, metavar="N", help="search:ismcts candidates at most"
     )
     s.add_argument("--max-body", type=int, default=65536, metavar="BYTES", help="request body size at most")
+    s.add_argument(
+        "--max-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds an agent decision may take; a search past it stops and the request gets a 503",
+    )
     s.add_argument(
         "--allowed-hosts",
         nargs="+",

@@ -30,6 +30,10 @@ hidden state. Optional parts, each called only when the agent has it:
                                        ``infos`` one ``SeatInfo`` (or None) per row; returns ``B``
                                        legal ids. :func:`act_batch` falls back to ``act`` row by row
 ``reads_info``                         False: ``act`` gets ``info=None``
+``deadline``                           an attribute the hand loop sets to a ``time.monotonic()``
+                                       instant when its consumer bounds a decision's time (the
+                                       server); an agent that searches checks it and raises
+                                       :class:`DecisionTimeout` once it has passed (None: no limit)
 =====================================  =========================================================
 
 A plain function ``f(obs, info) -> int`` is accepted wherever an agent is
@@ -56,6 +60,10 @@ class Agent(Protocol):
     def act(self, obs: Mapping[str, Any], info: Any) -> int:
         """Return a legal action id for the seat to act (``info``: a ``SeatInfo``, or None, see above)."""
         ...
+
+
+class DecisionTimeout(Exception):
+    """An agent gave up a decision because its ``deadline`` passed (the decision is not made)."""
 
 
 AgentFn = Callable[[Mapping[str, Any], Any], int]

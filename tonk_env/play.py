@@ -70,11 +70,25 @@ def start_hand(
             reset(seat, num_players, rules)
 
 
-def decide(agent: Agent, s: GameState, who: Callable[[int], str] | None = None) -> int:
-    """The legal move ``agent`` chooses for the seat to act in ``s`` (``who(seat)`` names it in errors)."""
+def decide(
+    agent: Agent, s: GameState, who: Callable[[int], str] | None = None, deadline: float | None = None
+) -> int:
+    """The legal move ``agent`` chooses for the seat to act in ``s`` (``who(seat)`` names it in errors).
+
+    With ``deadline`` (a ``time.monotonic()`` instant), an agent that has a
+    ``deadline`` attribute gets it for this decision and may raise
+    :class:`~tonk_env.agent.DecisionTimeout`.
+    """
     seat = s.cur
     info = seat_info(s, seat) if getattr(agent, "reads_info", True) else None
-    raw = agent.act(LazyObs(s, seat), info)
+    if deadline is not None and hasattr(agent, "deadline"):
+        agent.deadline = deadline
+        try:
+            raw = agent.act(LazyObs(s, seat), info)
+        finally:
+            agent.deadline = None
+    else:
+        raw = agent.act(LazyObs(s, seat), info)
     try:
         a = action_id(raw)
     except IllegalActionError:
@@ -94,13 +108,15 @@ def play(
     on_move: Callable[[GameState, int], None] | None = None,
     timer: Callable[[int, float], None] | None = None,
     who: Callable[[int], str] | None = None,
+    deadline: float | None = None,
 ) -> GameState:
     """Play ``s`` in place with ``seats[seat]`` deciding for each seat, until the hand is over.
 
     ``until(s)`` true stops before the next decision; ``on_move(s, action)``
     is called before each move is played (``s.cur`` is the mover);
     ``timer(seat, seconds)`` gets the time of each decision; ``who(seat)``
-    names the agent of a seat in errors. Returns ``s``.
+    names the agent of a seat in errors; ``deadline`` bounds every decision
+    (see :func:`decide`). Returns ``s``.
     """
     clock = time.perf_counter
     while s.phase != OVER:
@@ -109,10 +125,10 @@ def play(
         seat = s.cur
         agent = seats[seat]
         if timer is None:
-            a = decide(agent, s, who)
+            a = decide(agent, s, who, deadline)
         else:
             t0 = clock()
-            a = decide(agent, s, who)
+            a = decide(agent, s, who, deadline)
             timer(seat, clock() - t0)
         if on_move is not None:
             on_move(s, a)
