@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,14 @@ from typing import Any
 import numpy as np
 
 from tonk_env.engine import action_table
-from tonk_env.obs import obs_layout
+from tonk_env.obs import OBS_VERSION, obs_layout
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0),
 }
+#: The weight arrays of a policy ``.npz``: ``w0``, ``w1``, ... (each with its bias ``b0``, ``b1``, ...).
+_WEIGHT_ARRAY = re.compile(r"w\d+")
 
 
 def check_table_fit(name: str, meta: Mapping[str, Any], num_players: int, rules: Any) -> None:
@@ -41,9 +44,10 @@ def check_table_fit(name: str, meta: Mapping[str, Any], num_players: int, rules:
 def check_layers(layers: Sequence[tuple[Any, Any]], name: str) -> None:
     """Raise ``ValueError`` naming ``name`` unless ``layers`` is a chain of finite float ``(W, b)`` layers.
 
-    Each ``W`` is 2-D of shape (out, in), each ``b`` 1-D of length out, each
-    layer's in equals the previous layer's out; every weight is finite (a NaN
-    or Inf weight would make every move the same, silently).
+    Each ``W`` is 2-D of shape (out, in) with out >= 1, each ``b`` 1-D of
+    length out, each layer's in equals the previous layer's out; every weight
+    is finite as float32 (a NaN or Inf weight would make every move the same,
+    silently).
     """
     if not layers:
         raise ValueError(f"{name}: a network needs at least one layer")
@@ -56,13 +60,21 @@ def check_layers(layers: Sequence[tuple[Any, Any]], name: str) -> None:
             )
         if w.dtype.kind != "f" or b.dtype.kind != "f":
             raise ValueError(f"{name}: layer {i} holds {w.dtype}/{b.dtype} values; need floats")
+        if w.shape[0] < 1:
+            raise ValueError(f"{name}: layer {i} has no outputs")
         if b.shape[0] != w.shape[0]:
             raise ValueError(f"{name}: layer {i} has {w.shape[0]} outputs but a bias of {b.shape[0]}")
         if prev is not None and w.shape[1] != prev:
             raise ValueError(f"{name}: layer {i} takes {w.shape[1]} inputs, the layer before gives {prev}")
-        if not (np.isfinite(w).all() and np.isfinite(b).all()):
-            raise ValueError(f"{name}: layer {i} holds NaN or infinite weights")
+        if not (_finite32(w) and _finite32(b)):
+            raise ValueError(f"{name}: layer {i} holds NaN or infinite weights (as float32)")
         prev = w.shape[0]
+
+
+def _finite32(a: np.ndarray) -> bool:
+    """Every value of ``a`` finite once cast to float32, the type the network computes in."""
+    with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf: refused, not warned
+        return bool(np.isfinite(a.astype(np.float32)).all())
 
 
 class MLPPolicy:
@@ -177,45 +189,99 @@ class MLPPolicy:
 
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
-        """Load a policy saved by :meth:`save_npz` (``allow_pickle=False``)."""
+        """Load a policy saved by :meth:`save_npz`, checked whole (``ValueError`` naming the file if bad)."""
         p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"{p}: no such file")
-        try:
-            with np.load(p, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                n = sum(1 for k in data.files if k.startswith("w"))
-                layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
-        except KeyError as e:
-            raise ValueError(f"{p}: not a Tonk policy .npz file (no array {e} in it)") from None
-        except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
-            raise ValueError(f"{p}: not a readable Tonk policy .npz file ({type(e).__name__}: {e})") from None
-        if not isinstance(meta, dict):
-            raise ValueError(f"{p}: its metadata is {type(meta).__name__}, not a JSON object")
+        meta, layers = read_npz(p)
         check_npz_meta(p, meta, layers)
         activation = meta.pop("activation", "tanh")
         return cls(layers, activation=activation, meta=meta, name=kwargs.pop("name", p.name), **kwargs)
 
 
+def read_npz(path: Path) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
+    """The metadata and the ``(W, b)`` layers of a policy ``.npz``, read without pickle.
+
+    A ``ValueError`` naming the file if it is missing, unreadable (truncated,
+    empty, not a zip), lacks one of ``meta``, ``w0``, ``b0``, ... or its
+    metadata is not a JSON object.
+    """
+    if not path.is_file():
+        raise ValueError(f"{path}: {'not a file' if path.exists() else 'no such file'}")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
+        raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: a single .npy array, not a Tonk policy .npz archive")
+    with data:
+        n = sum(1 for k in data.files if _WEIGHT_ARRAY.fullmatch(k))
+        need = ["meta", *(f"{c}{i}" for i in range(max(n, 1)) for c in "wb")]
+        missing = [k for k in need if k not in data.files]
+        if missing:
+            raise ValueError(f"{path}: not a Tonk policy .npz file (no array {', '.join(missing)} in it)")
+        try:
+            text = data["meta"]
+            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
+        except Exception as e:  # a corrupt member fails in zipfile, zlib or numpy's header parser
+            raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
+    return _parse_meta(path, text), layers
+
+
+def _parse_meta(path: Path, text: np.ndarray) -> dict[str, Any]:
+    """The JSON object held by a policy ``.npz``'s ``meta`` array."""
+    if text.ndim != 0 or text.dtype.kind != "U":
+        raise ValueError(f"{path}: its meta array holds {text.dtype} of shape {text.shape}, not a JSON text")
+    try:
+        meta = json.loads(str(text))
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so is an overlong int
+        raise ValueError(f"{path}: its metadata is not valid JSON ({type(e).__name__}: {e})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: its metadata is {type(meta).__name__}, not a JSON object")
+    return meta
+
+
 def check_npz_meta(path: Path, meta: Mapping[str, Any], layers: Sequence[tuple[Any, Any]]) -> None:
-    """Check that a saved network's first and last layers fit its player count and an action table."""
+    """Check a saved network whole: its layers, activation, observation layout and size, and logits."""
     check_layers(layers, str(path))
-    players = meta.get("num_players")
-    if players is not None:
-        if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 6:
-            raise ValueError(f"{path}: num_players {players!r} in its metadata; need 2..6")
-        want = obs_layout(players).size
-        if np.asarray(layers[0][0]).shape[1] != want:
-            raise ValueError(
-                f"{path}: the network takes {np.asarray(layers[0][0]).shape[1]} inputs; "
-                f"a {players}-player observation has {want}"
-            )
-    sizes = {action_table(False).size, action_table(True).size}
-    out = np.asarray(layers[-1][0]).shape[0]
-    if out not in sizes:
+    activation = meta.get("activation", "tanh")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(
-            f"{path}: the network gives {out} logits; an action table has "
-            f"{' or '.join(map(str, sorted(sizes)))}"
+            f"{path}: activation {activation!r} in its metadata; known: {', '.join(ACTIVATIONS)}"
+        )
+    version = meta.get("obs_version", OBS_VERSION)
+    if version != OBS_VERSION:
+        raise ValueError(
+            f"{path}: trained with observation layout version {version!r}, "
+            f"this Tonk RL uses version {OBS_VERSION}"
+        )
+    check_inputs(str(path), meta.get("num_players"), int(np.asarray(layers[0][0]).shape[1]))
+    check_logits(str(path), int(np.asarray(layers[-1][0]).shape[0]))
+
+
+def check_inputs(name: str, players: Any, size: int) -> None:
+    """Raise ``ValueError`` unless ``size`` inputs is the observation of ``players`` (None: of any table)."""
+    if players is None:
+        sizes = {n: obs_layout(n).size for n in range(2, 7)}
+        if size not in sizes.values():
+            raise ValueError(
+                f"{name}: the network takes {size} inputs; an observation has "
+                + ", ".join(f"{v} ({n} players)" for n, v in sizes.items())
+            )
+        return
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 6:
+        raise ValueError(f"{name}: num_players {players!r} in its metadata; need 2..6")
+    want = obs_layout(players).size
+    if size != want:
+        raise ValueError(
+            f"{name}: the network takes {size} inputs; a {players}-player observation has {want}"
+        )
+
+
+def check_logits(name: str, size: Any) -> None:
+    """Raise ``ValueError`` unless ``size`` logits is the size of an action table."""
+    sizes = sorted({action_table(False).size, action_table(True).size})
+    if isinstance(size, bool) or size not in sizes:
+        raise ValueError(
+            f"{name}: the network gives {size} logits; an action table has {' or '.join(map(str, sizes))}"
         )
 
 

@@ -460,8 +460,15 @@ def deal_next(game: Game) -> None:
     """Deal the next hand of ``game`` and let the agents play (409 while the hand runs)."""
     if game.state.phase != OVER:
         raise HTTPException(409, "the hand is not over yet")
-    s = game.table.deal()  # a deal whose agents then time out still counts as dealt
-    moves = game.table.run_agents(s, seconds=game.seconds)
+    table = game.table
+    before = table.rng.getstate(), table.hands_dealt
+    s = table.deal()
+    try:
+        moves = table.run_agents(s, seconds=game.seconds)
+    except DecisionTimeout:
+        table.rng.setstate(before[0])  # undo the deal: the next request deals this hand again
+        table.hands_dealt = before[1]
+        raise
     _score_if_over(game.table, s)
     game.state, game.log, game.last_moves = s, list(moves), list(moves)
 
