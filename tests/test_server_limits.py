@@ -127,7 +127,7 @@ def test_sigterm_stops_the_server_within_seconds() -> None:
 def test_a_broken_agent_file_is_refused_at_startup(tmp_path: Path) -> None:
     bad = tmp_path / "cut.npz"
     bad.write_bytes(b"PK\x03\x04 truncated")
-    with pytest.raises(ValueError, match=r"--agents npz:.*cut.npz: not a readable Tonk policy"):
+    with pytest.raises(ValueError, match=r"--agents npz:.*cut.npz: .*not a readable"):
         create_app(agents=[f"npz:{bad}"])
 
 
