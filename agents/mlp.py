@@ -217,7 +217,7 @@ def read_npz(path: Path) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndar
         need = ["meta", *(f"{c}{i}" for i in range(max(n, 1)) for c in "wb")]
         missing = [k for k in need if k not in data.files]
         if missing:
-            raise ValueError(f"{path}: not a Tonk policy .npz file (no array {', '.join(missing)} in it)")
+            raise ValueError(f"{path}: not a Tonk policy .npz file (missing array(s): {', '.join(missing)})")
         try:
             text = data["meta"]
             layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]

@@ -5,9 +5,11 @@ No torch is needed: onnxruntime evaluates ``DIR/model.onnx`` (see
 ``DIR/meta.json`` says which table it was trained for. Like the ``npz:``
 agent it plays the masked argmax (``?deterministic=false`` samples from the
 masked softmax) and refuses, in ``reset_hand``, a table with another number
-of players or another rules hash. onnxruntime is optional: it is imported
-when an agent is built, and its absence is a ``ValueError`` saying what to
-install. :mod:`agents.registry` registers the kind as
+of players or another rules hash. Both files are checked at load
+(:func:`read_meta`, then the model's inputs, outputs and finite logits on a
+probe), each problem a ``ValueError`` naming the file. onnxruntime is
+optional: it is imported when an agent is built, and its absence is a
+``ValueError`` saying what to install. :mod:`agents.registry` registers the kind as
 ``"agents.onnx_agent:load_onnx_agent"``.
 """
 
@@ -23,7 +25,7 @@ import numpy as np
 
 from tonk_env.obs import OBS_VERSION
 
-from .mlp import check_table_fit, parse_bool_param
+from .mlp import check_inputs, check_logits, check_table_fit, parse_bool_param
 
 FORMAT = "tonk-onnx-policy/1"
 
@@ -43,17 +45,7 @@ class OnnxPolicy:
             d = d.parent
         if not (d / "model.onnx").is_file() or not (d / "meta.json").is_file():
             raise ValueError(f"{d}: not an exported ONNX policy (expected model.onnx and meta.json in it)")
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{d / 'meta.json'}: not valid JSON ({e})") from None
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{d}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("obs_version") != OBS_VERSION:
-            raise ValueError(
-                f"{d}: exported for observation layout version {meta.get('obs_version')}, "
-                f"this Tonk RL uses version {OBS_VERSION}"
-            )
+        meta = read_meta(d)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
@@ -69,6 +61,29 @@ class OnnxPolicy:
         self.rng = random.Random(seed)
         self.obs_size = int(meta["obs_size"])
         self.num_actions = int(meta["num_actions"])
+        self._check_model()
+
+    def _check_model(self) -> None:
+        """Check the model against ``meta.json``: its inputs and outputs, and finite logits on a probe."""
+        where = self.path / "model.onnx"
+        inputs = {i.name: list(i.shape) for i in self.session.get_inputs()}
+        for name, size in (("observation", self.obs_size), ("action_mask", self.num_actions)):
+            shape = inputs.get(name)
+            if shape is None or len(shape) != 2 or shape[1] != size:
+                raise ValueError(f"{where}: input {name} has shape {shape}; meta.json gives [batch, {size}]")
+        if "masked_logits" not in {o.name for o in self.session.get_outputs()}:
+            raise ValueError(f"{where}: no output masked_logits")
+        # a zero and a ones observation, every action legal: a NaN or Inf weight shows in the logits
+        obs = np.stack([np.zeros(self.obs_size, np.float32), np.ones(self.obs_size, np.float32)])
+        try:
+            z = self.masked_logits(obs, np.ones((2, self.num_actions), np.int8))
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise ValueError(f"{where}: onnxruntime cannot run it ({e})") from None
+        if np.shape(z) != (2, self.num_actions) or not np.isfinite(z).all():
+            raise ValueError(
+                f"{where}: its logits on a probe are not {self.num_actions} finite numbers "
+                "(NaN or infinite weights?)"
+            )
 
     def reseed(self, seed: int) -> None:
         """Restart the sampling generator."""
@@ -107,6 +122,33 @@ class OnnxPolicy:
         masks = np.asarray(obs["action_mask"])
         z = self.masked_logits(obs["observation"], masks)
         return [self._choose(z[i], masks[i]) for i in range(len(z))]
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    """``folder/meta.json`` of an exported policy, checked (``ValueError`` naming the file if bad)."""
+    p = folder / "meta.json"
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as e:  # UnicodeDecodeError and JSONDecodeError: ValueErrors
+        raise ValueError(f"{p}: not readable JSON ({type(e).__name__}: {e})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{p}: a JSON {type(meta).__name__}, not an object")
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{folder}: format {meta.get('format')!r}, expected {FORMAT!r}")
+    if meta.get("obs_version") != OBS_VERSION:
+        raise ValueError(
+            f"{folder}: exported for observation layout version {meta.get('obs_version')}, "
+            f"this Tonk RL uses version {OBS_VERSION}"
+        )
+    missing = [k for k in ("num_players", "obs_size", "num_actions") if k not in meta]
+    if missing:
+        raise ValueError(f"{p}: missing {', '.join(missing)}")
+    size = meta["obs_size"]
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise ValueError(f"{p}: obs_size {size!r}; need an int")
+    check_inputs(str(p), meta["num_players"], size)
+    check_logits(str(p), meta["num_actions"])
+    return meta
 
 
 def load_onnx_agent(

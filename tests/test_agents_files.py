@@ -10,6 +10,7 @@ import pytest
 
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
+from frontends.onnx_export import build_model, export_onnx
 from tonk_cli.main import main
 from tonk_env.engine import make_rules
 from tonk_env.obs import obs_layout
@@ -92,3 +93,146 @@ def test_the_cli_prints_a_message_not_a_traceback(tmp_path: Path, capsys: pytest
     assert main(["eval", f"npz:{bad}", "random", "--hands", "2"]) == 2
     err = capsys.readouterr().err
     assert "empty.npz" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("no_outputs", "layer 0 has no outputs"),
+        ("beyond_float32", "NaN or infinite"),
+        ("no_meta", r"missing array\(s\): meta"),
+        ("no_bias", r"missing array\(s\): b1"),
+        ("meta_not_json", "its metadata is not valid JSON"),
+        ("meta_a_list", "its metadata is list, not a JSON object"),
+        ("meta_not_text", "its meta array holds int64"),
+        ("activation", "activation 'sigmoid' in its metadata; known: tanh, relu"),
+        ("activation_list", r"activation \[1\] in its metadata"),
+        ("obs_version", "observation layout version 1"),
+        ("no_players_odd_inputs", r"the network takes 100 inputs; an observation has 338 \(2 players\)"),
+    ],
+)
+def test_bad_arrays_and_metadata_are_refused(tmp_path: Path, damage: str, message: str) -> None:
+    (w0, b0), (w1, b1) = _layers()
+    arrays: dict[str, np.ndarray] = {"w0": w0, "b0": b0, "w1": w1, "b1": b1}
+    meta: object = {"num_players": 2}
+    if damage == "no_outputs":
+        arrays.update(w0=w0[:0], b0=b0[:0], w1=w1[:, :0])
+    elif damage == "beyond_float32":
+        arrays["w0"] = w0.astype(np.float64)
+        arrays["w0"][0, 0] = 1e300  # finite as float64, inf as the float32 the network computes in
+    elif damage == "no_bias":
+        del arrays["b1"]
+    elif damage == "meta_a_list":
+        meta = [1, 2]
+    elif damage in ("activation", "activation_list", "obs_version"):
+        key, value = {"activation": ("activation", "sigmoid"), "activation_list": ("activation", [1])}.get(
+            damage, ("obs_version", 1)
+        )
+        meta = {"num_players": 2, key: value}
+    elif damage == "no_players_odd_inputs":
+        meta = {}
+        arrays.update(w0=w0[:, :100])
+    if damage == "meta_not_json":
+        arrays["meta"] = np.array("{num_players: 2")
+    elif damage == "meta_not_text":
+        arrays["meta"] = np.array(5)
+    elif damage != "no_meta":
+        arrays["meta"] = np.array(json.dumps(meta))
+    p = tmp_path / "bad.npz"
+    np.savez(p, **arrays)
+    with pytest.raises(ValueError, match=message) as e:
+        make_agent(f"npz:{p}")
+    assert str(p) in str(e.value)
+
+
+def test_not_an_npz_archive_is_refused(tmp_path: Path) -> None:
+    npy = tmp_path / "one.npz"
+    with open(npy, "wb") as f:
+        np.save(f, np.zeros(3))  # a single .npy array under an .npz name
+    with pytest.raises(ValueError, match="one.npz: a single .npy array"):
+        make_agent(f"npz:{npy}")
+    (tmp_path / "folder.npz").mkdir()
+    with pytest.raises(ValueError, match="folder.npz: not a file"):
+        make_agent(f"npz:{tmp_path / 'folder.npz'}")
+    with pytest.raises(ValueError, match="none.npz: no such file"):
+        make_agent(f"npz:{tmp_path / 'none.npz'}")
+
+
+# --- onnx: ------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def onnx_dir(tmp_path: Path) -> Path:
+    """A good exported ONNX policy (``tonk export --format onnx`` of a small network)."""
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    npz = tmp_path / "net.npz"
+    MLPPolicy(_layers(), meta={"num_players": 2, "rules_hash": make_rules().hash}).save_npz(npz)
+    return export_onnx(f"npz:{npz}", tmp_path / "exported")
+
+
+def test_a_good_onnx_export_loads(onnx_dir: Path) -> None:
+    assert make_agent(f"onnx:{onnx_dir}").obs_size == obs_layout(2).size
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("truncated", "model.onnx: onnxruntime cannot load it"),
+        ("empty", "model.onnx: onnxruntime cannot load it"),
+        ("meta_list", "meta.json: a JSON list, not an object"),
+        ("meta_binary", r"meta.json: not readable JSON \(UnicodeDecodeError"),
+        ("meta_cut", r"meta.json: not readable JSON \(JSONDecodeError"),
+        ("no_obs_size", "meta.json: missing obs_size"),
+        ("no_players", "meta.json: missing num_players"),
+        ("obs_size_text", "meta.json: obs_size 'abc'; need an int"),
+        ("obs_size_wrong", "meta.json: the network takes 10 inputs; a 2-player observation has 338"),
+        ("num_actions_wrong", "meta.json: the network gives 7 logits"),
+        ("other_model", r"model.onnx: input observation has shape \['batch', 448\]"),
+        ("nan_weight", "model.onnx: its logits on a probe are not 540 finite numbers"),
+        ("inf_last_weight", "model.onnx: its logits on a probe are not 540 finite numbers"),
+    ],
+)
+def test_bad_onnx_exports_are_refused(onnx_dir: Path, tmp_path: Path, damage: str, message: str) -> None:
+    model, meta_path = onnx_dir / "model.onnx", onnx_dir / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    if damage == "truncated":
+        model.write_bytes(model.read_bytes()[:200])
+    elif damage == "empty":
+        model.write_bytes(b"")
+    elif damage == "meta_list":
+        meta_path.write_text("[1]")
+    elif damage == "meta_binary":
+        meta_path.write_bytes(b"\xff\xfe{}")
+    elif damage == "meta_cut":
+        meta_path.write_text(meta_path.read_text()[:40])
+    elif damage in ("no_obs_size", "no_players"):
+        del meta["obs_size" if damage == "no_obs_size" else "num_players"]
+        meta_path.write_text(json.dumps(meta))
+    elif damage in ("obs_size_text", "obs_size_wrong", "num_actions_wrong"):
+        key, value = {"obs_size_text": ("obs_size", "abc"), "obs_size_wrong": ("obs_size", 10)}.get(
+            damage, ("num_actions", 7)
+        )
+        meta_path.write_text(json.dumps({**meta, key: value}))
+    elif damage == "other_model":  # a 3-player network's model beside a 2-player meta.json
+        npz3 = tmp_path / "net3.npz"
+        MLPPolicy(_layers(players=3), meta={"num_players": 3}).save_npz(npz3)
+        model.write_bytes((export_onnx(f"npz:{npz3}", tmp_path / "three") / "model.onnx").read_bytes())
+    else:  # NaN or Inf weights: loaded, they would make every move the same
+        onnx = pytest.importorskip("onnx")
+        layers = [(w.T.copy(), b) for w, b in _layers()]  # (in, out), as build_model takes them
+        if damage == "nan_weight":
+            layers[0][0][3, 2] = np.nan
+        else:
+            layers[-1][0][1, 7] = np.inf
+        onnx.save(build_model(layers, "tanh"), model)
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"onnx:{onnx_dir}")
+
+
+def test_the_cli_names_a_truncated_onnx_model(onnx_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = onnx_dir / "model.onnx"
+    model.write_bytes(model.read_bytes()[:100])
+    assert main(["eval", f"onnx:{onnx_dir}", "random", "--hands", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tonk eval: error: ") and "model.onnx" in err and "Traceback" not in err

@@ -27,6 +27,7 @@ from eval.tournament import (
     run_tournament,
     schedule,
 )
+from eval.tournament.store import FILES
 from tonk_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -360,3 +361,72 @@ def test_results_file_replaced_by_a_folder_is_refused_before_playing(tmp_path: P
     (folder / "results.jsonl").mkdir()
     with pytest.raises(ValueError, match="results.jsonl: not a file"):
         run_tournament(_cfg(), out=folder, plots=False)
+
+
+def test_the_store_lists_every_file_a_run_writes(tmp_path: Path) -> None:
+    run_tournament(_cfg(entrants=CHEAP[:2]), out=tmp_path / "t")
+    assert {p.name for p in (tmp_path / "t").iterdir()} == set(FILES)  # so check_folder checks them all
+
+
+@pytest.mark.parametrize("in_the_way", ["folder_is_a_file", "leaderboard.md", "tournament.json.tmp", ".lock"])
+def test_store_paths_in_the_way_are_refused_before_playing(tmp_path: Path, in_the_way: str) -> None:
+    folder = tmp_path / "t"
+    if in_the_way == "folder_is_a_file":
+        folder.write_text("not a folder\n")
+        where = "t: not a folder"
+    else:
+        (folder / in_the_way).mkdir(parents=True)
+        where = f"{in_the_way}: not a file"
+    with pytest.raises(ValueError, match=where):
+        run_tournament(_cfg(entrants=CHEAP[:2]), out=folder, plots=False)
+    assert not (folder / "results.jsonl").exists()  # nothing played, nothing written
+    if in_the_way == "folder_is_a_file":
+        with pytest.raises(ValueError, match="t/sub: cannot make the tournament folder"):
+            run_tournament(_cfg(entrants=CHEAP[:2]), out=folder / "sub", plots=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[1, 2]", "a JSON list, not an object"),
+        ('{"config": 3}', "its config is not an object"),
+        ('{"schedule": [["random", 3]]}', "its schedule is not a list of tables"),
+        ('{"runs": {}}', "its runs are not a list"),
+        ('{"rules_hash": 5}', "its rules_hash is not a string"),
+        ('{"config": ', "not valid JSON"),
+        ("\udcff", "not valid JSON"),
+    ],
+)
+def test_a_damaged_tournament_json_is_named_and_nothing_played(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    folder = tmp_path / "t"
+    run_tournament(_cfg(entrants=CHEAP[:3]), out=folder, plots=False, stop_after=1)
+    before = _lines(folder)
+    (folder / "tournament.json").write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=f"tournament.json: {problem}"):
+        run_tournament(_cfg(entrants=CHEAP[:3]), out=folder, plots=False)
+    with pytest.raises(ValueError, match=f"tournament.json: {problem}"):
+        load_saved(folder)  # tonk tournament --resume
+    assert _lines(folder) == before
+
+
+def test_a_saved_tournament_without_config_cannot_be_resumed(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    run_tournament(_cfg(entrants=CHEAP[:2]), out=folder, plots=False)
+    (folder / "tournament.json").write_text('{"schedule": []}\n')
+    with pytest.raises(ValueError, match="tournament.json: no config in it"):
+        load_saved(folder)
+
+
+def test_cli_workers_bounded_and_the_used_number_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "t")
+    assert main(["tournament", *CHEAP[:2], "--hands", "8", "--out", out, "--workers", "10000"]) == 2
+    assert "workers must be an int 1..256, got 10000" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()
+    assert main(["tournament", *CHEAP[:3], "--hands", "8", "--out", out, "--workers", "200", "--quiet"]) == 0
+    assert "3 matches played" in (text := capsys.readouterr().out) and "3 worker(s)" in text
+    assert main(["tournament", "--resume", out, "--workers", "200", "--quiet"]) == 0
+    assert "0 matches played" in (text := capsys.readouterr().out) and "1 worker(s)" in text

@@ -65,7 +65,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             cfg.rule_options = {**cfg.rule_options, **parse_assignments(args.set)}
     if args.anchor is not None and args.anchor.lower() in ("none", "mean"):
         cfg.anchor = None
-    cfg.check("tonk tournament")
+    cfg.check("the options")
     if out is None:
         out = cfg.out or default_out(cfg, config_path)
     progress = not args.quiet and sys.stderr.isatty()
@@ -73,9 +73,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     res = run_tournament(cfg, out=out, progress=progress, log=log)
     print(format_leaderboard(res))
+    # the local backend runs a process per match at most; a local Ray gets --workers CPUs
+    workers = min(cfg.workers, max(res.matches_played, 1)) if cfg.backend == "local" else cfg.workers
     print(
         f"\n{res.matches_played} matches played in {time.perf_counter() - t0:.1f} s "
-        f"({res.wall_s:.1f} s playing, {cfg.workers} worker(s), backend {cfg.backend}); "
+        f"({res.wall_s:.1f} s playing, {workers} worker(s), backend {cfg.backend}); "
         f"{res.matches_reused} found in {res.folder / 'results.jsonl'}"
     )
     if res.skipped_lines:

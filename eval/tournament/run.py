@@ -34,6 +34,7 @@ from .store import (
     SAVED,
     SAVED_VERSION,
     append_result,
+    check_folder,
     folder_lock,
     read_results,
     read_saved,
@@ -230,7 +231,7 @@ def run_tournament(
     rules = cfg.make_rules()
     rules.check_players(cfg.players)
     fld = _field(cfg, rules)
-    folder.mkdir(parents=True, exist_ok=True)
+    check_folder(folder)
     with folder_lock(folder):
         saved = read_saved(folder)
         _check_resume(folder, saved, cfg, rules)

@@ -9,6 +9,11 @@
   are deduplicated by match key when read, so no match is ever counted twice.
 - ``.lock``: held by the run playing into the folder.
 
+:func:`check_folder` refuses, before anything is played, a folder whose paths
+are in the way (the folder a file, a file of :data:`FILES` a folder); a
+results line without what the standings read is reported and skipped (its
+match is played again); a ``tournament.json`` that a run cannot read is named.
+
 The reports (``ratings.json``, ``leaderboard.*``, ``crosstable.*``, the plots)
 are written next to them by :mod:`eval.tournament.report` and
 :mod:`eval.tournament.plots`.
@@ -30,6 +35,40 @@ from .config import TournamentConfig
 RESULTS = "results.jsonl"
 SAVED = "tournament.json"
 SAVED_VERSION = 1
+LOCK = ".lock"
+#: Every file a run writes into the folder (the store's, then the reports'); each must be a file if present.
+FILES = (
+    RESULTS,
+    SAVED,
+    LOCK,
+    "ratings.json",
+    "leaderboard.csv",
+    "leaderboard.md",
+    "crosstable.csv",
+    "crosstable.png",
+    "ratings_by_step.png",
+)
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse, before anything is played, a folder that cannot be one or whose files are not files.
+
+    Makes the folder if it does not exist yet; a ``ValueError`` names the path
+    that is in the way (a file where the folder goes, a folder where
+    ``results.jsonl`` or a report goes, an unwritable place).
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder}: not a folder (a tournament keeps its results and reports in one)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"{folder}: cannot make the tournament folder ({e.strerror or e})") from None
+    for name in FILES:
+        for path in (folder / name, folder / (name + ".tmp")):
+            if path.exists() and not path.is_file():
+                raise ValueError(
+                    f"{path}: not a file (a tournament writes this file); move it away and run again"
+                )
 
 
 def record_problem(rec: Any) -> str | None:
@@ -135,7 +174,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not on POSIX
         yield
         return
-    f = open(folder / ".lock", "a")
+    f = open(folder / LOCK, "a")
     try:
         try:
             # a POSIX record lock: released when this process dies (SIGKILL too) and, unlike flock,
@@ -156,14 +195,36 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def read_saved(folder: str | Path) -> dict[str, Any]:
-    """The contents of ``folder/tournament.json``; empty when the folder holds none yet."""
+    """The contents of ``folder/tournament.json``, checked; empty when the folder holds none yet."""
     p = Path(folder) / SAVED
     if not p.is_file():
         return {}
     try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{p}: not valid JSON ({e})") from None
+        saved = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ValueError(f"{p}: not valid JSON ({type(e).__name__}: {e})") from None
+    problem = saved_problem(saved)
+    if problem is not None:
+        raise ValueError(f"{p}: {problem}; not a {SAVED} written by tonk tournament")
+    return saved
+
+
+def saved_problem(saved: Any) -> str | None:
+    """What is wrong with the contents of a ``tournament.json`` (None if a run can read them)."""
+    if not isinstance(saved, dict):
+        return f"a JSON {type(saved).__name__}, not an object"
+    if not isinstance(saved.get("config", {}), dict):
+        return "its config is not an object"
+    tables = saved.get("schedule", [])
+    if not isinstance(tables, list) or not all(
+        isinstance(t, list) and all(isinstance(s, str) for s in t) for t in tables
+    ):
+        return "its schedule is not a list of tables (lists of specs)"
+    if not isinstance(saved.get("runs", []), list):
+        return "its runs are not a list"
+    if not isinstance(saved.get("rules_hash", ""), str | None):
+        return "its rules_hash is not a string"
+    return None
 
 
 def load_saved(folder: str | Path) -> TournamentConfig:
@@ -172,6 +233,8 @@ def load_saved(folder: str | Path) -> TournamentConfig:
     if not p.is_file():
         raise ValueError(f"{folder}: no {SAVED}; not a tournament folder")
     saved = read_saved(folder)
+    if "config" not in saved:
+        raise ValueError(f"{p}: no config in it; not a {SAVED} written by tonk tournament")
     cfg = TournamentConfig.from_dict(saved["config"], where=str(p))
     cfg.out = str(folder)
     return cfg

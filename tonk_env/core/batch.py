@@ -1,0 +1,204 @@
+"""``BatchGames``: many hands of Tonk stepped at once on the compiled kernels of :mod:`tonk_env.core.kernels`.
+
+One game per row of preallocated arrays. ``step(actions)`` plays one action
+for the acting seat of every game, writes per-seat ``rewards`` (the payoffs
+of hands that ended) and ``dones``, and deals finished games again from
+their own seeded deals: game ``g``'s ``k``-th deal is
+``seeded_deck(seed, g, k)``, so any deal can be replayed through the engine
+with ``new_game(rules, n, deck=batch.deck_of(g, k))``. A deal that ends at
+once (an instant win or a void deal) has no decision: the auto-reset adds
+its payoffs to the same step's rewards and deals again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.actions import action_table
+from ..engine.cards import SUIT_VALUE, VALUES
+from ..engine.rules import TonkRules, make_rules
+from ..obs import obs_layout
+from ..odds import SELECTION, above_table
+from .kernels import (
+    C_CUR,
+    F_INSTANT_PAY,
+    F_RUN_PAY,
+    F_SELECTION,
+    F_TONK_PAY,
+    MAX_SEATS,
+    NUM_COLS,
+    NUM_FPARAMS,
+    NUM_PARAMS,
+    P_ACE_HIGH,
+    P_ACTIONS,
+    P_ANY_INSTANT,
+    P_CAUGHT,
+    P_HAND_SIZE,
+    P_HIT_WAIT,
+    P_INSTANT_TIE,
+    P_LOW_MAX,
+    P_MAX_TURNS,
+    P_MAY_DISCARD_TAKEN,
+    P_N,
+    P_SPREAD_WAIT,
+    P_STOCK_TIE,
+    P_UPCARD,
+    P_WAIT_CUMULATIVE,
+    apply_action,
+    deal,
+    masks_batch,
+    observe_batch,
+    seeded_deck,
+    step_batch,
+)
+
+_SUIT_VALUE = np.array(SUIT_VALUE, dtype=np.int64)
+_VALUES = np.array(VALUES, dtype=np.int64)
+
+
+def _above_array() -> np.ndarray:
+    """The opponent model's table as a float64 array ``[hidden, extra, t + 1]``."""
+    return np.array(above_table(), dtype=np.float64)
+
+
+def rules_params(rules: TonkRules, num_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernels' rule vectors (int64 params, float64 params, instant-win table) for ``rules``."""
+    if not isinstance(num_players, int) or not 2 <= num_players <= MAX_SEATS:
+        raise ValueError(
+            f"num_players: the compiled core supports 2..{MAX_SEATS} players, got {num_players!r}"
+        )
+    rules.check_players(num_players)
+    P = np.zeros(NUM_PARAMS, dtype=np.int64)
+    P[P_N] = num_players
+    P[P_HAND_SIZE] = rules.hand_size
+    P[P_UPCARD] = int(rules.upcard)
+    P[P_ACE_HIGH] = int(rules.ace_high)
+    P[P_MAY_DISCARD_TAKEN] = int(rules.may_discard_taken)
+    P[P_MAX_TURNS] = rules.max_turns
+    P[P_SPREAD_WAIT] = rules.spread_wait
+    P[P_HIT_WAIT] = rules.hit_wait
+    P[P_WAIT_CUMULATIVE] = int(rules.wait_cumulative)
+    P[P_CAUGHT] = ("standard", "double_to_lowest_only", "everyone_double").index(rules.caught_pay)
+    P[P_STOCK_TIE] = ("void", "split").index(rules.stock_out_tie)
+    P[P_INSTANT_TIE] = ("void", "rank").index(rules.instant_win_tie)
+    P[P_LOW_MAX] = -1 if rules.instant_win_low_max is None else rules.instant_win_low_max
+    P[P_ANY_INSTANT] = int(bool(rules.instant_win_totals) or rules.instant_win_low_max is not None)
+    P[P_ACTIONS] = action_table(rules.ace_high).size
+    F = np.zeros(NUM_FPARAMS, dtype=np.float64)
+    F[F_INSTANT_PAY] = rules.instant_win_pay
+    F[F_TONK_PAY] = rules.tonk_out_pay
+    F[F_RUN_PAY] = rules.run_out_pay
+    F[F_SELECTION] = SELECTION
+    instant = np.zeros(200, dtype=np.bool_)
+    for t in rules.instant_win_totals:
+        if 0 <= t < 200:
+            instant[t] = True
+    return P, F, instant
+
+
+def action_shapes(ace_high: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Spread shapes ``[mask, kind, key, lo, hi]`` of the action table and each suit's run range."""
+    t = action_table(ace_high)
+    shapes = np.array([[s.mask, s.kind, s.key, s.lo, s.hi] for s in t.spreads], dtype=np.int64)
+    suit_runs = np.array(
+        [[65 + s * t.runs_per_suit, 65 + (s + 1) * t.runs_per_suit] for s in range(4)], dtype=np.int64
+    )
+    return shapes, suit_runs
+
+
+class BatchGames:
+    """``batch_size`` hands of Tonk under one ruleset, on preallocated arrays (see the module docstring)."""
+
+    def __init__(
+        self, rules: TonkRules | str | None, num_players: int, batch_size: int, seed: int = 0
+    ) -> None:
+        self.rules = make_rules(rules) if isinstance(rules, str) else (rules or make_rules())
+        self.n = num_players
+        self.batch_size = int(batch_size)
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
+        self.P, self.F, self.instant = rules_params(self.rules, num_players)
+        self.shapes, self.suit_runs = action_shapes(self.rules.ace_high)
+        self.above = _above_array()
+        self.num_actions = int(self.P[P_ACTIONS])
+        self.obs_size = obs_layout(num_players).size
+        self.seed = int(seed)
+        self.dealer = num_players - 1
+        self.state = np.zeros((self.batch_size, NUM_COLS), dtype=np.int64)
+        self.payoffs = np.zeros((self.batch_size, MAX_SEATS), dtype=np.float64)
+        self.counters = np.zeros(self.batch_size, dtype=np.int64)
+        self.rewards = np.zeros((self.batch_size, num_players), dtype=np.float64)
+        self.dones = np.zeros(self.batch_size, dtype=np.bool_)
+        self._dealt = False
+        self.reset()
+
+    def deck_of(self, game: int, index: int) -> list[int]:
+        """The deck (top first) of game ``game``'s ``index``-th seeded deal."""
+        out = np.empty(52, dtype=np.int64)
+        seeded_deck(self.seed, game, index, out)
+        return out.tolist()
+
+    def reset(self, decks: np.ndarray | None = None, auto_skip: bool = True) -> np.ndarray:
+        """Deal every game: from ``decks`` (``[batch, 52]``, top first) or the seeded deals.
+
+        Returns a bool array: which games' deals ended at once (only with ``decks``
+        or ``auto_skip=False``; otherwise such deals are skipped).
+        """
+        over = np.zeros(self.batch_size, dtype=np.bool_)
+        for g in range(self.batch_size):
+            if decks is not None:
+                over[g] = self.deal(g, np.asarray(decks[g], dtype=np.int64))
+                continue
+            if self._dealt:
+                self.counters[g] += 1
+            while True:
+                over[g] = self.deal(g, np.asarray(self.deck_of(g, int(self.counters[g])), dtype=np.int64))
+                if not (over[g] and auto_skip):
+                    break
+                self.counters[g] += 1
+        self._dealt = True
+        return over
+
+    def deal(self, game: int, deck: np.ndarray, dealer: int | None = None) -> bool:
+        """Deal one game from a deck (top first), as ``new_game(rules, n, deck=deck, dealer=dealer)``."""
+        d = self.dealer if dealer is None else dealer
+        return bool(deal(self.state, self.payoffs, game, deck, d, self.P, self.F, self.instant, _SUIT_VALUE))
+
+    def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Write every game's legal-action mask (int8 ``[batch, actions]``) and return it."""
+        if out is None:
+            out = np.zeros((self.batch_size, self.num_actions), dtype=np.int8)
+        masks_batch(self.state, self.P, self.shapes, self.suit_runs, out)
+        return out
+
+    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Write the acting seat's observation of every game (float32 ``[batch, obs]``) and return it."""
+        if out is None:
+            out = np.zeros((self.batch_size, self.obs_size), dtype=np.float32)
+        observe_batch(self.state, self.P, self.F, self.above, _SUIT_VALUE, out)
+        return out
+
+    def current_players(self) -> np.ndarray:
+        """The acting seat of every game."""
+        return self.state[:, C_CUR].copy()
+
+    def step(self, actions: np.ndarray, auto_reset: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Play one legal action per game (unchecked); returns ``(rewards [batch, n], dones [batch])``."""
+        acts = np.asarray(actions, dtype=np.int64)
+        step_batch(
+            self.state, self.payoffs, acts, self.P, self.F, self.instant, self.shapes, _VALUES, _SUIT_VALUE,
+            self.rewards, self.dones, self.seed, self.counters, self.dealer, auto_reset,
+        )  # fmt: skip
+        return self.rewards, self.dones
+
+    def step_one(self, game: int, action: int) -> bool:
+        """Play a legal action in one game (no auto-reset); True if its hand ended."""
+        return bool(
+            apply_action(
+                self.state, self.payoffs, game, int(action), self.P, self.F, self.shapes, _VALUES, _SUIT_VALUE
+            )
+        )
+
+    def game_payoffs(self, game: int) -> np.ndarray:
+        """Per-seat payoffs of game ``game``'s hand (zeros while it runs)."""
+        return self.payoffs[game, : self.n].copy()
