@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,16 @@ def read_meta(path: Path) -> dict[str, Any]:
             if META_NAME not in names:
                 raise ValueError(f"{path}: a zip without {META_NAME}; not a Tonk RL checkpoint")
             meta = json.loads(z.read(META_NAME))
-    except zipfile.BadZipFile:
+    except zipfile.BadZipFile as e:
+        if zipfile.is_zipfile(path):
+            raise ValueError(f"{path}: a damaged zip ({e}); not a readable Tonk RL checkpoint") from None
         raise ValueError(f"{path}: not a zip file; not a Tonk RL checkpoint") from None
-    except json.JSONDecodeError as e:
+    except (OSError, EOFError, zlib.error, NotImplementedError) as e:
+        raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: {META_NAME} is not valid JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: {META_NAME} holds a {type(meta).__name__}, not an object")
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: checkpoint format {meta.get('format')!r}, expected {FORMAT!r}")
     if meta.get("obs_version") != OBS_VERSION:

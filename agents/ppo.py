@@ -3,12 +3,14 @@
 It reads the checkpoint's metadata (:mod:`agents.checkpoint`) and the policy
 weights (``policy.pth``, loaded with ``torch.load(weights_only=True)``, which
 runs no pickled code) and plays with a numpy copy of the network
-(:class:`agents.mlp.MLPPolicy`).
+(:class:`agents.mlp.MLPPolicy`). Weights with a NaN or an infinity (a
+diverged training) are refused at load, with the tensor named.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import torch
 from .checkpoint import read_meta, resolve_checkpoint
 from .mlp import MLPPolicy, layers_from_state_dict, parse_bool_param
 
-__all__ = ["load_policy", "load_policy_state", "load_ppo_agent"]
+__all__ = ["check_finite_state", "load_policy", "load_policy_state", "load_ppo_agent"]
 
 
 def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
@@ -34,7 +36,29 @@ def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str,
         state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
     except Exception as e:  # any failure here means a broken file
         raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{p}: policy.pth holds a {type(state).__name__}, not a state dict of tensors")
+    check_finite_state(state, f"{p}: policy.pth")
     return p, meta, state
+
+
+def check_finite_state(state: Any, where: str, key: str = "") -> None:
+    """Raise ``ValueError`` naming the entry if a (nested) state dict holds a NaN or an infinity."""
+    if isinstance(state, torch.Tensor):
+        if state.is_floating_point() and not bool(torch.isfinite(state).all()):
+            raise ValueError(
+                f"{where}: {key or 'a tensor'} holds NaN or infinite values (a diverged training); "
+                "use an earlier checkpoint"
+            )
+    elif isinstance(state, float):
+        if not math.isfinite(state):
+            raise ValueError(f"{where}: {key or 'a value'} is {state}, not a finite number")
+    elif isinstance(state, dict):
+        for k, v in state.items():
+            check_finite_state(v, where, f"{key}.{k}" if key else str(k))
+    elif isinstance(state, (list, tuple)):
+        for i, v in enumerate(state):
+            check_finite_state(v, where, f"{key}[{i}]")
 
 
 def load_policy(path: str | Path, deterministic: bool = True, seed: int | None = None) -> MLPPolicy:

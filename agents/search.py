@@ -202,13 +202,20 @@ class SearchAgent(BaseAgent):
         self.self_margin = self_margin
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
-        #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent).
+        #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent); read
+        #: afresh at every world, so a consumer may move it earlier to stop a running decision.
         self.deadline: float | None = None
 
     def reseed(self, seed: int) -> None:
         """Reset the generators (the agent's and its expert's)."""
         super().reseed(seed)
         self.expert.reseed(seed ^ 0x5EED)
+
+    def check_deadline(self) -> None:
+        """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
+        deadline = self.deadline
+        if deadline is not None and time.monotonic() > deadline:
+            raise DecisionTimeout("search:ismcts ran past its deadline")
 
     def worlds(self, info: SeatInfo, count: int) -> tuple[list[World], list[float]]:
         """``count`` sampled deals of the hidden cards and their belief weights."""
@@ -221,12 +228,15 @@ class SearchAgent(BaseAgent):
         if not lasts:
             return deals, [1.0] * len(deals)
         turns = turns_adding_all(info.history, info.n)
-        weights = [
-            world_weight(
-                hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng, self.caution
+        weights = []
+        for i, (hands, _) in enumerate(deals):
+            if i % 64 == 0:
+                self.check_deadline()
+            weights.append(
+                world_weight(
+                    hands, info, lasts, turns, self.selection, self.opp_margin, self.doubt, rng, self.caution
+                )
             )
-            for hands, _ in deals
-        ]
         return deals, weights
 
     def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
@@ -309,10 +319,8 @@ class SearchAgent(BaseAgent):
         todo = [i for i, a in enumerate(cands) if a not in known]
         tot = [0.0] * len(cands)
         template = sample_state(info, self.rng)
-        deadline = self.deadline
         for (hands, stock), w in zip(worlds, weights, strict=True):
-            if deadline is not None and time.monotonic() > deadline:
-                raise DecisionTimeout("search:ismcts ran past its deadline")
+            self.check_deadline()
             if w <= 0.0:
                 continue
             world = world_state(template, hands, stock)

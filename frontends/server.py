@@ -30,38 +30,48 @@ its spec and asks it; the agent sees only that seat's
 whole deal. Unseen cards in ``deck`` may be any consistent arrangement.
 
 Every bad request is answered 4xx with ``{"detail": "..."}`` and changes
-nothing: 400 illegal action, bad rules or agent spec; 403 an agent file not
-allowed; 404 unknown or expired game; 409 not your turn / hand not over;
-422 malformed JSON or fields; 429 too many live games. Moves are applied to a
-copy of the game that replaces it only when everything succeeded.
+nothing: 400 illegal action, bad rules or agent spec, a parameter above a cap,
+a ``Host`` not allowed; 403 an agent file not allowed; 404 unknown or expired
+game; 409 not your turn / hand not over; 413 a body over the size limit; 422
+malformed JSON or fields; 429 too many live games. Moves are applied to a
+copy of the game that replaces it only when everything succeeded, so a 503
+(an agent's decision past the time limit, or the server shutting down) also
+changes nothing. Error messages quote input cut to about 100 characters.
 
 Limits: at most ``max_games`` live games; a game unused for ``idle_timeout``
 seconds is dropped. Agents loaded from files (path kinds such as
 ``ppo:PATH``, ``npz:PATH``, ``onnx:DIR``) are allowed only for the paths the
 server was started with (``--agents ppo:PATH``); any other path is refused
 with 403, whatever the parameters. Built-in agents (``random``,
-``heuristic:*``, ``search:*``) are always allowed; a ``search`` agent with a
-large budget takes its time in a worker thread. ``tonk serve`` binds to
-127.0.0.1 unless told otherwise.
+``heuristic:*``, ``search:*``) are always allowed within the caps of
+:class:`Limits`. The agents' work runs in a worker thread with a deadline
+(:class:`Work`); it is stopped when the client goes away or the server shuts
+down (SIGTERM: the running requests are answered 503 and the process exits
+within a few seconds). ``tonk serve`` binds to 127.0.0.1 unless told otherwise.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import secrets
+import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.registry import AgentEntry, KindEntry, describe_agents, lookup, make_agent, resolve_params
@@ -79,12 +89,18 @@ from tonk_env.engine import (
     to_record,
     view,
 )
+from tonk_env.odds import above_table
 from tonk_env.play import decide, start_hand
 
 from .table import Move, Table, describe_result, move_text
 
 PAGE = Path(__file__).with_name("static") / "index.html"
 DEFAULT_AGENTS = ("heuristic:expert", "heuristic:greedy", "heuristic:fast", "random", "search:ismcts")
+#: Seconds between two looks at a running request (client gone? shutting down?).
+WATCH_SECONDS = 0.1
+SHUTTING_DOWN = "the server is shutting down"
+CLIENT_GONE = "the client went away"
+T = TypeVar("T")
 
 
 # -- request bodies -----------------------------------------------------------------------------
@@ -155,7 +171,19 @@ class Limits:
     max_body: int = 65536
     """Request body size in bytes at most (413 above)."""
     max_seconds: float = 10.0
-    """Seconds one agent decision may take; a search past it stops and the request is a 503."""
+    """Seconds the agents' decisions of one request may take; a search past it stops (503)."""
+
+    def __post_init__(self) -> None:
+        for flag, value, least in [
+            ("--max-budget", self.max_budget, 0),
+            ("--max-samples", self.max_samples, 0),
+            ("--max-candidates", self.max_candidates, 0),
+            ("--max-body", self.max_body, 1),
+        ]:
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{flag} must be a whole number >= {least}, got {value!r}")
+        if not (isinstance(self.max_seconds, int | float) and 0 <= self.max_seconds < math.inf):
+            raise ValueError(f"--max-seconds must be a finite number >= 0, got {self.max_seconds!r}")
 
     def caps(self) -> dict[tuple[str, str], int]:
         """``{(agent key, parameter): cap}``."""
@@ -170,9 +198,10 @@ class Limits:
         """The limits in words, for the OpenAPI description and the docs."""
         caps = ", ".join(f"{key} {param} <= {cap}" for (key, param), cap in self.caps().items())
         return (
-            f"Limits per request: {caps}; each agent decision <= {self.max_seconds:g} s (a search past "
-            f"it stops: 503, the game unchanged); request bodies <= {self.max_body} bytes; "
-            f"action strings <= {MAX_TEXT} characters."
+            f"Limits per request: {caps} (above: 400); the agents' decisions <= {self.max_seconds:g} s "
+            f"(a search past it stops: 503, the game unchanged; so does a request whose client goes "
+            f"away); request bodies <= {self.max_body} bytes (413); action strings <= {MAX_TEXT} "
+            "characters."
         )
 
 
@@ -230,6 +259,45 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
+class Work:
+    """One request's agent work, which the server stops when its client goes away or it shuts down.
+
+    The work runs in a worker thread and names the agents it is driving
+    (:meth:`using`); :meth:`stop` moves the ``deadline`` of those that search
+    (:mod:`tonk_env.agent`) into the past, so a running search raises
+    ``DecisionTimeout`` at its next sampled world. A decision that starts after
+    a stop sets its own deadline again, so the watcher calls :meth:`stop` at
+    every look until the work has ended.
+    """
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._agents: list[Any] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def using(self, agents: Iterable[Any]) -> Iterator[None]:
+        """Let :meth:`stop` reach ``agents`` (held by this work alone) while the block runs."""
+        with self._lock:
+            if self.reason is not None:
+                raise DecisionTimeout(self.reason)
+            self._agents = [a for a in agents if hasattr(a, "deadline")]
+        try:
+            yield
+        finally:
+            with self._lock:
+                for agent in self._agents:
+                    agent.deadline = None
+                self._agents = []
+
+    def stop(self, reason: str) -> None:
+        """Stop the work (the first reason is kept): the agents in use see their deadline passed."""
+        with self._lock:
+            self.reason = self.reason or reason
+            for agent in self._agents:
+                agent.deadline = -math.inf
+
+
 def loopback_hosts(host: str) -> list[str]:
     """The Host names a server bound to ``host`` answers by default (DNS-rebinding guard)."""
     names = (
@@ -248,7 +316,7 @@ class Lobby:
     ) -> None:
         if max_games < 1:
             raise ValueError(f"--max-games must be at least 1, got {max_games}")
-        if idle_timeout <= 0:
+        if not idle_timeout > 0:
             raise ValueError(f"--idle-timeout must be positive, got {idle_timeout}")
         self.max_games = max_games
         self.idle_timeout = idle_timeout
@@ -272,6 +340,8 @@ class Lobby:
         self.lock = threading.Lock()
         self._agent_cache: OrderedDict[str, Any] = OrderedDict()
         self._agent_lock = threading.Lock()
+        #: Set when the server starts shutting down: running work stops, new work is refused (503).
+        self.closing = threading.Event()
 
     def check_agent(self, spec: str) -> str:
         """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
@@ -293,7 +363,7 @@ class Lobby:
                 allowed = ", ".join(f"{k}:{p}" for k, p in sorted(self.allowed_paths)) or "none"
                 raise HTTPException(
                     403,
-                    f"agent {spec!r} loads a file: only the paths the server was started with "
+                    f"agent {clip(spec)!r} loads a file: only the paths the server was started with "
                     f"(tonk serve --agents KIND:PATH) are allowed; allowed: {allowed}",
                 )
         return spec
@@ -312,7 +382,8 @@ class Lobby:
             game = self.games.get(gid)
         if game is None:
             raise HTTPException(
-                404, f"no live game {gid!r} (unknown, deleted, or idle for over {self.idle_timeout:g} s)"
+                404,
+                f"no live game {clip(gid)!r} (unknown, deleted, or idle for over {self.idle_timeout:g} s)",
             )
         game.used = time.monotonic()
         return game
@@ -335,13 +406,13 @@ class Lobby:
         with self.lock:
             self.games[game.gid] = game
 
-    def ask(self, spec: str, s: GameState, seed: int | None) -> int:
+    def ask(self, spec: str, s: GameState, seed: int | None, work: Work | None = None) -> int:
         """The action agent ``spec`` chooses as the seat to act in ``s`` (stateless queries).
 
         Agents are built once per spec (the 16 most recent are kept), each used by one
         request at a time; ``seed`` reseeds it first, so an answer depends only on the request.
         """
-
+        work = work or Work()
         with self._agent_lock:
             entry = self._agent_cache.pop(spec, None)
             if entry is None:
@@ -351,7 +422,7 @@ class Lobby:
                 self._agent_cache.popitem(last=False)
         agent, lock = entry
         seat = s.cur
-        with lock:
+        with lock, work.using([agent]):
             start_hand({seat: agent}, s.n, s.rules, {seat: 0 if seed is None else seed})
             try:
                 return decide(agent, s, lambda _: f"agent {spec}", time.monotonic() + self.limits.max_seconds)
@@ -392,7 +463,9 @@ def _parse_action(s: GameState, action: str | int, max_text: int = MAX_TEXT) -> 
     legal = s.legal_actions()
     if action not in legal:
         names = ", ".join(s.table.name(a) for a in legal)
-        what = s.table.name(action) if 0 <= action < s.table.size else f"id {action} (out of range)"
+        what = (
+            s.table.name(action) if 0 <= action < s.table.size else f"id {clip(str(action))} (out of range)"
+        )
         raise HTTPException(400, f"action {what} is not legal now; legal actions: {names}")
     return action
 
@@ -409,14 +482,15 @@ def _new_rules(body: NewGame) -> TonkRules:
         rules = make_rules(body.rules, **body.options)
         rules.check_players(body.players)
     except (ValueError, TypeError) as e:
-        raise HTTPException(400, str(e)) from None
+        raise HTTPException(400, clip(str(e), 300)) from None
     if body.seat >= body.players:
         raise HTTPException(400, f"seat must be 0..{body.players - 1} for {body.players} players")
     return rules
 
 
-def start_game(lobby: Lobby, body: NewGame) -> Game:
+def start_game(lobby: Lobby, body: NewGame, work: Work | None = None) -> Game:
     """Seat a new game, deal its first hand and let the agents play until the person must act."""
+    work = work or Work()
     lobby.check_room()
     rules = _new_rules(body)
     specs = body.agents or [lobby.offered[0]]
@@ -425,9 +499,10 @@ def start_game(lobby: Lobby, body: NewGame) -> Game:
     try:
         table = Table(rules, body.players, [body.seat], specs, seed=body.seed)
         s = table.deal()
-        moves = table.run_agents(s, seconds=lobby.limits.max_seconds)
+        with work.using(table.agents.values()):
+            moves = table.run_agents(s, seconds=lobby.limits.max_seconds)
     except ValueError as e:
-        raise HTTPException(400, str(e)) from None
+        raise HTTPException(400, clip(str(e), 300)) from None
     _score_if_over(table, s)
     game = Game(
         secrets.token_urlsafe(12), table, body.seat, s, list(moves), list(moves), lobby.limits.max_seconds
@@ -436,8 +511,9 @@ def start_game(lobby: Lobby, body: NewGame) -> Game:
     return game
 
 
-def play_move(game: Game, body: ActionIn) -> None:
+def play_move(game: Game, body: ActionIn, work: Work | None = None) -> None:
     """Play the person's move in ``game``, then the agents' answers (409 if it is not theirs to play)."""
+    work = work or Work()
     if body.seat is not None and body.seat != game.seat:
         raise HTTPException(409, f"this game's person plays seat {game.seat}, not seat {body.seat}")
     s = game.state
@@ -449,22 +525,25 @@ def play_move(game: Game, body: ActionIn) -> None:
     a = _parse_action(s, body.action)
     mine = Move(game.seat, a, move_text(s, a))
     s.play(a)
-    moves = game.table.run_agents(s, seconds=game.seconds)
+    with work.using(game.table.agents.values()):
+        moves = game.table.run_agents(s, seconds=game.seconds)
     _score_if_over(game.table, s)
     game.state = s
     game.log += [mine, *moves]
     game.last_moves = moves
 
 
-def deal_next(game: Game) -> None:
+def deal_next(game: Game, work: Work | None = None) -> None:
     """Deal the next hand of ``game`` and let the agents play (409 while the hand runs)."""
+    work = work or Work()
     if game.state.phase != OVER:
         raise HTTPException(409, "the hand is not over yet")
     table = game.table
     before = table.rng.getstate(), table.hands_dealt
     s = table.deal()
     try:
-        moves = table.run_agents(s, seconds=game.seconds)
+        with work.using(table.agents.values()):
+            moves = table.run_agents(s, seconds=game.seconds)
     except DecisionTimeout:
         table.rng.setstate(before[0])  # undo the deal: the next request deals this hand again
         table.hands_dealt = before[1]
@@ -479,7 +558,7 @@ def query_position(body: AgentQuery) -> GameState:
         s = replay(body.record, check=False)
     except (ValueError, KeyError, TypeError) as e:
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        raise HTTPException(400, f"cannot replay the record: {what}") from None
+        raise HTTPException(400, f"cannot replay the record: {clip(what, 300)}") from None
     if s.phase == OVER:
         raise HTTPException(409, "the hand in the record is over: no move to choose")
     if body.seat is not None and body.seat != s.cur:
@@ -487,12 +566,57 @@ def query_position(body: AgentQuery) -> GameState:
     return s
 
 
+async def _watch(request: Request, lobby: Lobby, task: asyncio.Future[Any], work: Work) -> None:
+    """Wait for ``task``; meanwhile stop ``work`` if the client goes away or the server shuts down."""
+    while not task.done():
+        await asyncio.wait({task}, timeout=WATCH_SECONDS)
+        if task.done():
+            return
+        reason = SHUTTING_DOWN if lobby.closing.is_set() else work.reason
+        if reason is None and await request.is_disconnected():
+            reason = CLIENT_GONE
+        if reason is not None:
+            work.stop(reason)  # again at every look: a decision started since sets its own deadline
+
+
+async def run_work(request: Request, lobby: Lobby, fn: Callable[[Work], T]) -> T:
+    """Run ``fn(work)`` in a worker thread, stopped early if the client goes away or the server shuts down.
+
+    A stopped work is a 503 naming why (nothing was changed); a deadline past is
+    a ``DecisionTimeout`` (503 too, from its handler).
+    """
+    if lobby.closing.is_set():
+        raise HTTPException(503, f"{SHUTTING_DOWN}; nothing was changed")
+    work = Work()
+    task = asyncio.ensure_future(run_in_threadpool(fn, work))
+    try:
+        await _watch(request, lobby, task, work)
+    except asyncio.CancelledError:  # uvicorn gave up waiting for the request: stop its work too
+        work.stop(SHUTTING_DOWN)
+        raise
+    try:
+        return task.result()
+    except DecisionTimeout:
+        if work.reason is None:
+            raise
+        raise HTTPException(503, f"{work.reason}; nothing was changed") from None
+
+
+def _clip_input(error: dict[str, Any]) -> dict[str, Any]:
+    """A validation error whose echoed ``input`` is cut to about 100 characters."""
+    if "input" in error:
+        text = json.dumps(error["input"])
+        if len(text) > MAX_TEXT:
+            error = {**error, "input": clip(text)}
+    return error
+
+
 async def _timed_out(request: Request, exc: DecisionTimeout) -> JSONResponse:
-    """503 when an agent's decision ran past the server's time limit (nothing was changed)."""
+    """503 when the agents' decisions ran past the server's time limit (nothing was changed)."""
     limit = request.app.state.lobby.limits.max_seconds
     return JSONResponse(
         {
-            "detail": f"an agent's decision took over {limit:g} s (tonk serve --max-seconds); "
+            "detail": f"the agents' decisions took over {limit:g} s (tonk serve --max-seconds); "
             "nothing was changed"
         },
         status_code=503,
@@ -501,7 +625,7 @@ async def _timed_out(request: Request, exc: DecisionTimeout) -> JSONResponse:
 
 async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
     """422 with one readable ``detail`` line naming every bad field, and the errors themselves."""
-    errors = jsonable_encoder(exc.errors())
+    errors = [_clip_input(e) for e in jsonable_encoder(exc.errors())]
     parts = []
     for e in errors:
         where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
@@ -538,12 +662,28 @@ def add_catalog_routes(router: APIRouter, lobby: Lobby) -> None:
         }
 
 
+#: The OpenAPI answer a route that makes agents work adds to its own.
+WORK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "the agents' work was stopped (past --max-seconds, the client gone, or the server "
+        "shutting down); nothing was changed"
+    }
+}
+
+
 def add_game_routes(router: APIRouter, lobby: Lobby) -> None:
     """``/api/games``: start, view, play, deal, record and end the lobby's games."""
+    limits = lobby.limits.describe()
 
-    @router.post("/api/games", status_code=201, summary="start a game; the agents play until it is your turn")
-    def new_game(body: NewGame) -> dict[str, Any]:
-        return game_out(start_game(lobby, body))
+    @router.post(
+        "/api/games",
+        status_code=201,
+        summary="start a game; the agents play until it is your turn",
+        description=limits,
+        responses=WORK_RESPONSES,
+    )
+    async def new_game(body: NewGame, request: Request) -> dict[str, Any]:
+        return game_out(await run_work(request, lobby, lambda work: start_game(lobby, body, work)))
 
     @router.get("/api/games/{gid}", summary="your seat's view of a game")
     def get_game(gid: str) -> dict[str, Any]:
@@ -551,19 +691,35 @@ def add_game_routes(router: APIRouter, lobby: Lobby) -> None:
         with game.lock:
             return game_out(game)
 
-    @router.post("/api/games/{gid}/actions", summary="play your move; the agents answer")
-    def post_action(gid: str, body: ActionIn) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            play_move(game, body)
-            return game_out(game)
+    @router.post(
+        "/api/games/{gid}/actions",
+        summary="play your move; the agents answer",
+        description=limits,
+        responses=WORK_RESPONSES,
+    )
+    async def post_action(gid: str, body: ActionIn, request: Request) -> dict[str, Any]:
+        def work(w: Work) -> dict[str, Any]:
+            game = lobby.get(gid)
+            with game.lock:
+                play_move(game, body, w)
+                return game_out(game)
 
-    @router.post("/api/games/{gid}/next", summary="deal the next hand of a game")
-    def next_hand(gid: str) -> dict[str, Any]:
-        game = lobby.get(gid)
-        with game.lock:
-            deal_next(game)
-            return game_out(game)
+        return await run_work(request, lobby, work)
+
+    @router.post(
+        "/api/games/{gid}/next",
+        summary="deal the next hand of a game",
+        description=limits,
+        responses=WORK_RESPONSES,
+    )
+    async def next_hand(gid: str, request: Request) -> dict[str, Any]:
+        def work(w: Work) -> dict[str, Any]:
+            game = lobby.get(gid)
+            with game.lock:
+                deal_next(game, w)
+                return game_out(game)
+
+        return await run_work(request, lobby, work)
 
     @router.get("/api/games/{gid}/record", summary="the record of a finished hand (deck included)")
     def get_record(gid: str) -> dict[str, Any]:
@@ -585,16 +741,23 @@ def add_agent_route(router: APIRouter, lobby: Lobby) -> None:
     """``POST /api/agent-action``: an agent's move in any position, with no game kept."""
 
     @router.post(
-        "/api/agent-action", summary="stateless: an agent's move in the position a hand record reaches"
+        "/api/agent-action",
+        summary="stateless: an agent's move in the position a hand record reaches",
+        description=lobby.limits.describe(),
+        responses=WORK_RESPONSES,
     )
-    def agent_action(body: AgentQuery) -> dict[str, Any]:
+    async def agent_action(body: AgentQuery, request: Request) -> dict[str, Any]:
         lobby.check_agent(body.agent)
         s = query_position(body)
         seat = s.cur
-        try:
-            a = lobby.ask(body.agent, s, body.seed)
-        except ValueError as e:
-            raise HTTPException(400, str(e)) from None
+
+        def work(w: Work) -> int:
+            try:
+                return lobby.ask(body.agent, s, body.seed, w)
+            except ValueError as e:
+                raise HTTPException(400, clip(str(e), 300)) from None
+
+        a = await run_work(request, lobby, work)
         return {"seat": seat, "action": s.table.name(a), "action_id": a}
 
 
@@ -632,6 +795,21 @@ def create_app(
     return app
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (a ``ValueError`` saying why when it cannot be)."""
+    sock = None
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as e:
+        if sock is not None:
+            sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -652,7 +830,21 @@ def serve(
     app = create_app(
         agents, max_games=max_games, idle_timeout=idle_timeout, limits=limits, allowed_hosts=hosts
     )
+    lobby: Lobby = app.state.lobby
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which also stops the running requests' work on SIGTERM or Ctrl-C."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            lobby.closing.set()
+            super().handle_exit(sig, frame)
+
+    above_table()  # the search's odds table, built once (~3 s): now, not in a request no deadline can stop
+    sock = listen(host, port)
+    port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
     print(
-        f"Tonk: open http://{host}:{port}/ to play (API docs at /docs); Ctrl-C stops the server", flush=True
+        f"Tonk: open http://{shown}:{port}/ to play (API docs at /docs); Ctrl-C stops the server", flush=True
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    Server(config).run(sockets=[sock])

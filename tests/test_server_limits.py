@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import math
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,8 +24,14 @@ with warnings.catch_warnings():  # starlette's TestClient warns about httpx on i
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from frontends.server import Limits, create_app, loopback_hosts  # noqa: E402 - must follow importorskip
+from frontends.server import Limits, create_app, listen, loopback_hosts  # noqa: E402 - must follow importorskip
 from tonk_env.engine import make_rules, new_game, to_record  # noqa: E402 - must follow importorskip
+from tonk_env.odds import above_table  # noqa: E402 - must follow importorskip
+
+#: A search far above the default caps: tens of seconds per decision unless it is stopped.
+SLOW = "search:ismcts?budget=20000&drop_samples=20000&candidates=10&takes=all"
+#: Caps that let SLOW through.
+HIGH = Limits(max_budget=100000, max_samples=100000, max_candidates=10, max_seconds=300)
 
 
 @pytest.fixture
@@ -101,27 +112,54 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_sigterm_stops_the_server_within_seconds() -> None:
+def test_sigterm_during_a_slow_request_stops_the_server_within_seconds() -> None:
     httpx = pytest.importorskip("httpx")
     port = _free_port()
     tonk = Path(sys.executable).with_name("tonk")
+    caps = [
+        "--max-budget",
+        "100000",
+        "--max-samples",
+        "100000",
+        "--max-candidates",
+        "10",
+        "--max-seconds",
+        "300",
+    ]
     p = subprocess.Popen(
-        [str(tonk), "serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [str(tonk), "serve", "--port", str(port), *caps], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    answer: dict[str, Any] = {}
+
+    def slow_request() -> None:
+        rec = to_record(new_game(make_rules(), 2, seed=1))
+        r = httpx.post(
+            f"http://127.0.0.1:{port}/api/agent-action", json={"agent": SLOW, "record": rec}, timeout=60
+        )
+        answer["status"], answer["detail"] = r.status_code, r.json()["detail"]
+
     try:
-        for _ in range(300):
+        for _ in range(600):
             try:
                 httpx.get(f"http://127.0.0.1:{port}/api/rules", timeout=1)
                 break
             except httpx.HTTPError:
                 time.sleep(0.1)
+        client = threading.Thread(target=slow_request)
+        client.start()
+        time.sleep(1.5)  # the search is running
+        assert client.is_alive()
         t0 = time.monotonic()
         os.kill(p.pid, signal.SIGTERM)
         p.wait(timeout=15)
-        assert time.monotonic() - t0 < 10
+        assert time.monotonic() - t0 < 5
+        client.join(timeout=15)
+        assert answer == {"status": 503, "detail": "the server is shutting down; nothing was changed"}
+        assert p.stderr is not None and b"Traceback" not in p.stderr.read()
     finally:
         if p.poll() is None:
             p.kill()
+            p.wait()
 
 
 def test_a_broken_agent_file_is_refused_at_startup(tmp_path: Path) -> None:
@@ -140,3 +178,148 @@ def test_a_search_past_the_time_limit_stops_with_a_503_and_changes_nothing() -> 
     made = c.post("/api/games", json={"agents": ["search:ismcts?budget=200&takes=all"], "seat": 1, "seed": 2})
     assert made.status_code == 503
     assert "0 s" in c.get("/openapi.json").json()["info"]["description"]
+
+
+# -- work stops when its client goes away or the server shuts down ---------------------------------
+async def _call(app: Any, method: str, path: str, body: dict[str, Any] | None, gone_after: float) -> int:
+    """Send one request straight to the ASGI app; the client disconnects ``gone_after`` seconds in.
+
+    Returns the status the app answered (nobody would read it).
+    """
+    t0 = time.monotonic()
+    messages = [
+        {"type": "http.request", "body": json.dumps(body).encode() if body else b"", "more_body": False}
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        while time.monotonic() - t0 < gone_after:
+            await asyncio.sleep(0.01)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "http_version": "1.1",
+        "server": ("testserver", 80),
+        "client": ("testclient", 50000),
+        "headers": [(b"content-type", b"application/json"), (b"host", b"testserver")],
+    }
+    await app(scope, receive, send)
+    return int(sent[0]["status"])
+
+
+def test_a_request_whose_client_goes_away_stops_its_work_and_changes_nothing() -> None:
+    above_table()  # built once per process (seconds); no deadline can stop it
+    app = create_app(limits=HIGH)
+    rec = to_record(new_game(make_rules(), 2, seed=1))
+    t0 = time.monotonic()
+    status = asyncio.run(_call(app, "POST", "/api/agent-action", {"agent": SLOW, "record": rec}, 0.5))
+    assert status == 503 and time.monotonic() - t0 < 3
+
+    # a new game whose agents move first: stopped, and no game was made
+    t0 = time.monotonic()
+    body = {"players": 3, "agents": [SLOW], "seat": 2, "seed": 4}
+    assert asyncio.run(_call(app, "POST", "/api/games", body, 0.5)) == 503
+    assert time.monotonic() - t0 < 3 and app.state.lobby.games == {}
+
+    # a move the agents answer: stopped, and the game is as it was
+    c = TestClient(app)
+    made = c.post("/api/games", json={"players": 2, "agents": [SLOW], "seat": 0, "seed": 4})
+    assert made.status_code == 201, made.text
+    gid = made.json()["game_id"]
+    for _ in range(5):  # draw (or take), then discard: the agent's turn comes after the discard
+        view = c.get(f"/api/games/{gid}").json()["view"]
+        legal = view["legal_actions"]
+        move = next((a for a in legal if a.startswith("discard")), "draw" if "draw" in legal else None)
+        if move is None or move.startswith("discard"):
+            break
+        assert c.post(f"/api/games/{gid}/actions", json={"action": move}).status_code == 200
+    assert move is not None and move.startswith("discard"), legal
+    before = c.get(f"/api/games/{gid}").json()
+    t0 = time.monotonic()
+    assert asyncio.run(_call(app, "POST", f"/api/games/{gid}/actions", {"action": move}, 0.5)) == 503
+    assert time.monotonic() - t0 < 3
+    assert c.get(f"/api/games/{gid}").json() == before
+
+
+def test_work_is_refused_while_the_server_shuts_down() -> None:
+    app = create_app()
+    client = TestClient(app)
+    gid = _game(client)
+    before = client.get(f"/api/games/{gid}").json()
+    app.state.lobby.closing.set()  # what SIGTERM does first
+    rec = to_record(new_game(make_rules(), 2, seed=1))
+    for r in [
+        client.post("/api/games", json={"agents": ["random"]}),
+        client.post(f"/api/games/{gid}/actions", json={"action": "draw"}),
+        client.post("/api/agent-action", json={"agent": "random", "record": rec}),
+    ]:
+        assert r.status_code == 503 and "shutting down" in r.json()["detail"], r.text
+    assert client.get(f"/api/games/{gid}").json() == before
+
+
+# -- flags and echoes ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("limits", "flag"),
+    [
+        ({"max_seconds": math.nan}, "--max-seconds"),
+        ({"max_seconds": -1.0}, "--max-seconds"),
+        ({"max_body": 0}, "--max-body"),
+        ({"max_budget": -5}, "--max-budget"),
+        ({"max_candidates": True}, "--max-candidates"),
+    ],
+)
+def test_bad_limits_are_refused_naming_the_flag(limits: dict[str, Any], flag: str) -> None:
+    with pytest.raises(ValueError, match=flag):
+        Limits(**limits)
+
+
+def test_serve_refuses_bad_flags_and_a_busy_port_with_a_message() -> None:
+    tonk = Path(sys.executable).with_name("tonk")
+    r = subprocess.run(
+        [str(tonk), "serve", "--max-seconds", "nan"], capture_output=True, text=True, timeout=60
+    )
+    assert (
+        r.returncode == 2
+        and "--max-seconds must be a finite number" in r.stderr
+        and "Traceback" not in r.stderr
+    )
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ValueError, match=f"cannot listen on 127.0.0.1:{port}: "):
+            listen("127.0.0.1", port)
+    with pytest.raises(ValueError, match="cannot listen on no.such.host.invalid"):
+        listen("no.such.host.invalid", 0)
+
+
+def test_errors_never_echo_long_input(client: TestClient, tmp_path: Path) -> None:
+    long = "x" * 20_000
+    for r in [
+        client.post("/api/games", json={"agents": [f"npz:{tmp_path}/{long}.npz"]}),
+        client.post("/api/games", json={"agents": [f"heuristic:expert?{long}=1"]}),
+        client.post("/api/games", json={"options": {long: 1}}),
+        client.post("/api/games", json={"players": long}),
+        client.get(f"/api/games/{'g' * 5000}"),
+        client.post(f"/api/games/{_game(client)}/actions", json={"action": 10**3000}),
+    ]:
+        assert 400 <= r.status_code < 500 and len(r.text) < 1500, (r.status_code, len(r.text), r.text[:200])
+
+
+def test_the_limits_are_in_the_routes_descriptions(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ["/api/games", "/api/games/{gid}/actions", "/api/games/{gid}/next", "/api/agent-action"]:
+        post = paths[path]["post"]
+        assert "search:ismcts budget <= 50" in post["description"] and "503" in post["responses"], path

@@ -156,13 +156,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=10.0,
         metavar="S",
-        help="seconds an agent decision may take; a search past it stops and the request gets a 503",
+        help="seconds the agents' decisions of one request may take; a search past it stops and the "
+        "request gets a 503 (nothing changed)",
     )
     s.add_argument(
         "--allowed-hosts",
         nargs="+",
         metavar="HOST",
-        help="Host header names accepted besides the bound address (and localhost for a loopback bind)",
+        help="Host header names accepted besides the bound address (and localhost for a loopback bind); "
+        "'*.example.org' matches subdomains, '*' any (no DNS-rebinding guard)",
     )
     s.add_argument(
         "--idle-timeout",

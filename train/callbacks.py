@@ -87,9 +87,7 @@ class TonkCallback(BaseCallback):
         self.steps_start = step
         self.t_start = self.t_rollout = time.perf_counter()
         self.steps_rollout = step
-        best_path = self.run_dir / "best.json"
-        if best_path.is_file():
-            self.best_score = json.loads(best_path.read_text())["score"]
+        self.best_score = read_best_score(self.run_dir)
         if self.resume_from is not None:
             self._load_pool(self.resume_from.with_suffix(""))
             self.last_ckpt_step = step
@@ -216,15 +214,10 @@ class TonkCallback(BaseCallback):
         )
 
     def _load_pool(self, folder: Path) -> None:
-        meta_path = folder / "pool.json"
-        if not meta_path.is_file():
-            raise ValueError(f"{folder}: no pool.json; the checkpoint's opponent pool is missing")
-        meta = json.loads(meta_path.read_text())
-        if meta.get("latest"):
-            self.latest = MLPPolicy.load_npz(folder / "latest.npz").layers_for_export()
+        self.latest, snapshots = read_pool(folder)
+        if self.latest is not None:
             self._push(latest=self.latest)
-        for step in meta.get("snapshots", []):
-            layers = MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export()
+        for step, layers in snapshots:
             self.snapshots.append((step, layers))
             self._push(snapshot=layers, step=step)
 
@@ -303,6 +296,48 @@ class TonkCallback(BaseCallback):
 
     def _log_event(self, row: dict[str, Any]) -> None:
         append_jsonl(self.metrics_path, {"time": round(time.time(), 1), **row})
+
+
+Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+def read_pool(folder: Path) -> tuple[Layers | None, list[tuple[int, Layers]]]:
+    """A checkpoint's opponent pool (``pool.json`` and its ``.npz`` files): latest, snapshots.
+
+    Read with ``json`` and numpy without pickle; ``ValueError`` names the file and the problem.
+    """
+    meta_path = folder / "pool.json"
+    if not meta_path.is_file():
+        raise ValueError(f"{folder}: no pool.json; the checkpoint's opponent pool is missing")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{meta_path}: unreadable ({e})") from None
+    steps = meta.get("snapshots") if isinstance(meta, dict) else None
+    if not isinstance(steps, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
+        raise ValueError(f"{meta_path}: expected {{'latest': bool, 'snapshots': [step, ...]}}")
+    latest = MLPPolicy.load_npz(folder / "latest.npz").layers_for_export() if meta.get("latest") else None
+    snapshots = [
+        (step, MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export()) for step in steps
+    ]
+    return latest, snapshots
+
+
+def read_best_score(run_dir: Path) -> float:
+    """The score of a run's ``best.zip`` from ``best.json`` (-inf before the first evaluation)."""
+    path = run_dir / "best.json"
+    if not path.exists():
+        return -np.inf
+    try:
+        score = json.loads(path.read_text(encoding="utf-8"))["score"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(
+            f"{path}: unreadable ({type(e).__name__}: {e}); restore it, or delete it and best.zip "
+            "to choose the best checkpoint again from the next evaluations"
+        ) from None
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ValueError(f"{path}: its score {score!r} is not a number")
+    return float(score)
 
 
 def append_jsonl(path: Path, row: dict[str, Any]) -> None:

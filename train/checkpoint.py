@@ -8,11 +8,12 @@ checkpoint (the ``ppo:PATH`` agent, :func:`resolve_checkpoint`,
 
 Security: nothing here unpickles. Resuming rebuilds the model from the run's
 ``config.yaml`` and reads the checkpoint with safe loaders only
-(:func:`restore_checkpoint`): the policy and optimizer tensors with
-``torch.load(weights_only=True)``, the step counters from SB3's ``data``
-member as plain JSON (its pickled entries are never decoded), the opponent
-pool from ``.npz`` files without pickle. A planted run folder cannot run
-code. SB3's ``MaskablePPO.load``, which unpickles, is not used.
+(:func:`read_run_checkpoint`, :func:`restore_checkpoint`): the policy and
+optimizer tensors with ``torch.load(weights_only=True)``, the step counters
+from SB3's ``data`` member as plain JSON (its pickled entries are never
+decoded), the opponent pool from ``.npz`` files without pickle. A planted run
+folder cannot run code. SB3's ``MaskablePPO.load``, which unpickles, is not
+used. Weights with a NaN or an infinity are refused.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from agents.checkpoint import FORMAT, META_NAME, read_meta
-from agents.ppo import load_policy, load_policy_state
+from agents.ppo import check_finite_state, load_policy, load_policy_state
 from tonk_env.engine import TonkRules, action_table, make_rules
 from tonk_env.obs import OBS_VERSION, obs_layout
 
@@ -82,53 +85,105 @@ def export_npz(path: str | Path, out: str | Path) -> Path:
 
 #: The plain-number counters of SB3's ``data`` member that a resumed model takes over.
 _COUNTERS = ("num_timesteps", "_n_updates", "_episode_num")
+#: The members a run checkpoint needs to be resumed from.
+_MEMBERS = frozenset({"policy.pth", "policy.optimizer.pth", "data"})
 
 
-def restore_checkpoint(model: Any, path: Path) -> dict[str, Any]:
-    """Load a run checkpoint's weights, optimizer state and step counters into ``model``, safely.
+@dataclass(frozen=True)
+class RunCheckpoint:
+    """A run checkpoint read safely: its metadata, tensors and SB3's step counters."""
 
-    ``model`` is built from the run's config (as a fresh run's is). Tensors are
-    read with ``torch.load(weights_only=True)`` and the counters from the
-    ``data`` member with ``json`` only, so nothing in the file can run.
-    Returns the checkpoint's Tonk metadata; ``ValueError`` names the file and
-    what is wrong.
+    path: Path
+    meta: dict[str, Any]
+    policy: dict[str, Any]
+    optimizer: dict[str, Any]
+    counters: dict[str, int]
+
+    @property
+    def step(self) -> int:
+        """The number of steps trained when it was saved."""
+        return self.counters["num_timesteps"]
+
+
+def read_run_checkpoint(path: Path) -> RunCheckpoint:
+    """Read a run checkpoint whole, safely, to resume from it; ``ValueError`` says what is wrong.
+
+    Tensors are read with ``torch.load(weights_only=True)`` and the counters
+    from SB3's ``data`` member with ``json`` only (its pickled entries are
+    never decoded), so nothing in the file can run. A truncated or corrupt
+    member (CRC), a missing member, NaN or infinite weights and a step count
+    that disagrees with the metadata are refused.
     """
     meta = read_meta(path)
     try:
         with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            missing = {"policy.pth", "policy.optimizer.pth", "data"} - names
+            bad = z.testzip()
+            if bad is not None:
+                raise ValueError(f"{path}: member {bad} is corrupt (truncated or altered)")
+            missing = _MEMBERS - set(z.namelist())
             if missing:
                 raise ValueError(f"{path}: no {', '.join(sorted(missing))} inside; not a run checkpoint")
             policy = _tensors(z, "policy.pth", path)
             optimizer = _tensors(z, "policy.optimizer.pth", path)
             data = json.loads(z.read("data"))
-    except (zipfile.BadZipFile, OSError, EOFError) as e:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as e:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: its data member is not JSON ({e})") from None
-    try:
-        model.policy.load_state_dict(policy)
-        model.policy.optimizer.load_state_dict(optimizer)
-    except (RuntimeError, ValueError, KeyError) as e:
+    check_finite_state(policy, f"{path}: policy.pth")
+    check_finite_state(optimizer, f"{path}: policy.optimizer.pth")
+    counters = _counters(data, path)
+    if meta.get("step") != counters["num_timesteps"]:
         raise ValueError(
-            f"{path}: its network does not fit this run's config ({str(e).splitlines()[0]})"
-        ) from None
+            f"{path}: its metadata says step {meta.get('step')}, its data {counters['num_timesteps']}"
+        )
+    return RunCheckpoint(path, meta, policy, optimizer, counters)
+
+
+def _counters(data: Any, path: Path) -> dict[str, int]:
+    """SB3's step counters from the ``data`` member (plain JSON numbers)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: its data member is not a JSON object")
+    counters = {}
     for key in _COUNTERS:
-        value = data.get(key)
-        if key == "num_timesteps" and not (isinstance(value, int) and value >= 0):
-            raise ValueError(f"{path}: no step count (num_timesteps) in its data")
-        if isinstance(value, int) and not isinstance(value, bool):
-            setattr(model, key, value)
-    return meta
+        value = data.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{path}: {key}={value!r} in its data is not a step count")
+        counters[key] = value
+    if "num_timesteps" not in data:
+        raise ValueError(f"{path}: no step count (num_timesteps) in its data")
+    return counters
 
 
-def _tensors(z: zipfile.ZipFile, name: str, path: Path) -> Any:
-    """A ``torch.save``d member read with ``weights_only=True`` (no pickled code runs)."""
+def _tensors(z: zipfile.ZipFile, name: str, path: Path) -> dict[str, Any]:
+    """A ``torch.save``d state dict read with ``weights_only=True`` (no pickled code runs)."""
     try:
-        return torch.load(io.BytesIO(z.read(name)), map_location="cpu", weights_only=True)
+        state = torch.load(io.BytesIO(z.read(name)), map_location="cpu", weights_only=True)
     except Exception as e:  # a truncated or planted member fails in zipfile, zlib or torch's safe unpickler
         raise ValueError(f"{path}: cannot read {name} safely ({type(e).__name__}: {e})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: {name} holds a {type(state).__name__}, not a state dict")
+    return state
+
+
+def restore_checkpoint(model: Any, ckpt: RunCheckpoint) -> None:
+    """Load a checkpoint's weights, optimizer state and step counters into ``model``.
+
+    ``model`` is built from the run's config (as a fresh run's is); a network
+    of other sizes is a ``ValueError`` naming the file.
+    """
+    try:
+        model.policy.load_state_dict(ckpt.policy)
+        model.policy.optimizer.load_state_dict(ckpt.optimizer)
+    except (RuntimeError, ValueError, KeyError) as e:
+        lines = str(e).strip().splitlines()
+        why = lines[1].strip() if len(lines) > 1 else lines[0] if lines else type(e).__name__
+        raise ValueError(
+            f"{ckpt.path}: its network does not fit this run's net sizes ({why}); "
+            "resume with the net.pi, net.vf and net.critic the run was trained with"
+        ) from None
+    for key, value in ckpt.counters.items():
+        setattr(model, key, value)
 
 
 def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_players: int) -> Path:

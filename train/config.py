@@ -1,9 +1,11 @@
 """Training run configuration: nested dataclasses loaded from YAML.
 
 Every field has a docstring; unknown keys are errors that name the key and
-list the known ones. Command-line overrides are ``key=value`` with dotted
-paths (``ppo.learning_rate=1e-4``, ``pool.baselines={heuristic:greedy: 1}``);
-values are read as YAML.
+list the known ones, and every value is checked (type, range, agent specs, the
+run name) before anything is written, with the allowed values in the message.
+Command-line overrides are ``key=value`` with dotted paths
+(``ppo.learning_rate=1e-4``, ``pool.baselines={heuristic:greedy: 1}``); values
+are read as YAML.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -22,6 +25,28 @@ import yaml
 
 from agents.registry import check_spec
 from tonk_env.engine import make_rules
+
+#: The most processes one setting may start (``eval.workers``, ``pretrain.workers``, ``n_envs`` with
+#: ``subproc``); the same cap as ``eval.duplicate.MAX_WORKERS`` (``train`` does not import ``eval``).
+MAX_WORKERS = 256
+#: The widest hidden layer, and the most hidden layers, of ``net.pi`` and ``net.vf``.
+MAX_LAYER_SIZE = 8192
+MAX_LAYERS = 32
+#: The largest ``seed`` (numpy's global generator takes ``0 .. 2**32 - 1``).
+MAX_SEED = 2**32 - 1
+#: Torch devices a run may name (``auto``: SB3's choice, a GPU if there is one).
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]{1,3})?")
+
+#: Shows a value in a message, cut short (a YAML alias can make a huge structure of a few lines).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict = 3, 12, 12
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 120, 120, 40
+
+
+def _show(value: Any) -> str:
+    """``repr(value)``, cut short past a length or a depth."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 @dataclass
@@ -61,7 +86,7 @@ class NetConfig:
     """Policy and value network sizes."""
 
     pi: list[int] = field(default_factory=lambda: [256, 256])
-    """Hidden layer sizes of the policy network."""
+    """Hidden layer sizes of the policy network (each 1..``MAX_LAYER_SIZE``, at most ``MAX_LAYERS``)."""
     vf: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the value network."""
     activation: str = "tanh"
@@ -105,7 +130,7 @@ class EvalConfig:
     seed: int = 12345
     """Seed of the evaluation deals (the same deals every time)."""
     workers: int = 1
-    """Processes for evaluation."""
+    """Processes for evaluation (1..``MAX_WORKERS``)."""
 
 
 @dataclass
@@ -129,7 +154,7 @@ class PretrainConfig:
     ``smoothing`` evenly over the legal actions, so the cloned policy keeps exploring (its
     argmax is still the teacher's action)."""
     workers: int = 2
-    """Processes that play the teacher's hands (the data do not depend on it)."""
+    """Processes that play the teacher's hands (1..``MAX_WORKERS``; the data do not depend on it)."""
     improve_rollouts: int = 0
     """One step of policy improvement before cloning (0 = off): at each start-of-turn
     decision of the data, every legal start action (drop, draw, take) is valued by this
@@ -147,9 +172,10 @@ class TrainConfig:
     """One training run."""
 
     name: str = "run"
-    """Run name; the run folder is ``<out_dir>/<name>__<seed>__<time>``."""
+    """Run name: 1-100 letters, digits, ``.``, ``_``, ``-``, not starting with ``.``; the run folder is
+    ``<out_dir>/<name>__<seed>__<time>``."""
     seed: int = 0
-    """One seed for python, numpy, torch and the envs."""
+    """One seed for python, numpy, torch and the envs (0..``MAX_SEED``)."""
     players: int = 2
     """Players at the table."""
     rules: str = "standard"
@@ -173,7 +199,7 @@ class TrainConfig:
     out_dir: str = "runs"
     """Folder that holds run folders."""
     device: str = "cpu"
-    """Torch device."""
+    """Torch device: ``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``."""
     torch_threads: int = 2
     """Torch intra-op threads of the PPO update (on 2 cores 2 beat 1: docs/RESULTS.md, "Torch threads")."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -206,7 +232,7 @@ def _check_union(path: str, value: Any, tp: Any) -> Any:
             return _check_type(path, value, a)
         except ValueError:
             continue
-    raise ValueError(f"config {path}={value!r}: expected {tp}")
+    raise ValueError(f"config {path}={_show(value)}: expected {tp}")
 
 
 def _check_float(path: str, value: Any) -> float:
@@ -217,8 +243,11 @@ def _check_float(path: str, value: Any) -> float:
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"config {path}={value!r}: expected a number")
-    return float(value)
+        raise ValueError(f"config {path}={_show(value)}: expected a number")
+    try:
+        return float(value)
+    except OverflowError:  # an integer past float's range
+        raise ValueError(f"config {path}={_show(value)}: expected a number, this one is too large") from None
 
 
 def _check_int(path: str, value: Any) -> int:
@@ -226,21 +255,21 @@ def _check_int(path: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ValueError(f"config {path}={value!r}: expected an integer")
+        raise ValueError(f"config {path}={_show(value)}: expected an integer")
     return value
 
 
 def _check_bool(path: str, value: Any) -> bool:
     """``true`` or ``false``."""
     if not isinstance(value, bool):
-        raise ValueError(f"config {path}={value!r}: expected true or false")
+        raise ValueError(f"config {path}={_show(value)}: expected true or false")
     return value
 
 
 def _check_str(path: str, value: Any) -> str:
     """A string."""
     if not isinstance(value, str):
-        raise ValueError(f"config {path}={value!r}: expected a string")
+        raise ValueError(f"config {path}={_show(value)}: expected a string")
     return value
 
 
@@ -256,14 +285,14 @@ _SCALARS: dict[type, Callable[[str, Any], Any]] = {
 def _check_list(path: str, value: Any, item: Any) -> list[Any]:
     """A list whose items are checked against ``item``."""
     if not isinstance(value, list):
-        raise ValueError(f"config {path}={value!r}: expected a list")
+        raise ValueError(f"config {path}={_show(value)}: expected a list")
     return [_check_type(f"{path}[{i}]", v, item) for i, v in enumerate(value)]
 
 
 def _check_dict(path: str, value: Any, item: Any) -> dict[str, Any]:
     """A mapping with string keys whose values are checked against ``item``."""
     if not isinstance(value, dict):
-        raise ValueError(f"config {path}={value!r}: expected a mapping")
+        raise ValueError(f"config {path}={_show(value)}: expected a mapping")
     return {str(k): _check_type(f"{path}.{k}", v, item) for k, v in value.items()}
 
 
@@ -289,7 +318,7 @@ def _check_type(path: str, value: Any, tp: Any) -> Any:
 def _build(cls: type, data: Any, prefix: str = "") -> Any:
     """An instance of the dataclass ``cls`` from the mapping ``data``, every field checked."""
     if not isinstance(data, dict):
-        raise ValueError(f"config {prefix or '(top)'}: expected a mapping, got {data!r}")
+        raise ValueError(f"config {prefix or '(top)'}: expected a mapping, got {_show(data)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     kwargs = {}
@@ -297,7 +326,7 @@ def _build(cls: type, data: Any, prefix: str = "") -> Any:
         path = f"{prefix}.{key}" if prefix else str(key)
         if key not in names:
             raise ValueError(
-                f"unknown config key {path!r}; "
+                f"unknown config key {_show(path)}; "
                 f"known keys{' of ' + prefix if prefix else ''}: {', '.join(names)}"
             )
         kwargs[key] = _check_type(path, value, hints[key])
@@ -327,9 +356,25 @@ _COUNTS = (
 )
 
 
+#: Integer settings with an upper bound too: ``key: (most, why)``.
+_CAPS: dict[str, tuple[int, str]] = {
+    "eval.workers": (MAX_WORKERS, "a process each"),
+    "pretrain.workers": (MAX_WORKERS, "a process each"),
+    "torch_threads": (MAX_WORKERS, "a thread each"),
+}
+
+
+def _get(cfg: TrainConfig, key: str) -> Any:
+    """The setting at the dotted path ``key`` (``ppo.gamma``)."""
+    obj: Any = cfg
+    for part in key.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _invalid(key: str, value: Any, allowed: str) -> NoReturn:
     """Raise the ValueError of a setting outside its allowed values."""
-    raise ValueError(f"config {key}={value!r} is invalid; allowed: {allowed}")
+    raise ValueError(f"config {key}={_show(value)} is invalid; allowed: {allowed}")
 
 
 def _validate_choices(cfg: TrainConfig) -> None:
@@ -342,16 +387,24 @@ def _validate_choices(cfg: TrainConfig) -> None:
         _invalid("net.activation", cfg.net.activation, "tanh or relu")
     if cfg.net.critic not in ("public", "oracle"):
         _invalid("net.critic", cfg.net.critic, "public or oracle")
+    if not _DEVICE.fullmatch(cfg.device):
+        _invalid("device", cfg.device, "auto, cpu, mps, cuda or cuda:N (a torch device)")
 
 
 def _validate_counts(cfg: TrainConfig) -> None:
     """Step counts, sizes and intervals (all sections), and the PPO batch against the rollout."""
     for key in _COUNTS:
-        obj: Any = cfg
-        for part in key.split("."):
-            obj = getattr(obj, part)
-        if obj < 1:
-            _invalid(key, obj, "an integer >= 1")
+        if _get(cfg, key) < 1:
+            _invalid(key, _get(cfg, key), "an integer >= 1")
+    for key, (most, why) in _CAPS.items():
+        if _get(cfg, key) > most:
+            _invalid(key, _get(cfg, key), f"an integer in [1, {most}] ({why})")
+    if cfg.vec_env == "subproc" and cfg.n_envs > MAX_WORKERS:
+        _invalid(
+            "n_envs", cfg.n_envs, f"an integer in [1, {MAX_WORKERS}] with vec_env=subproc (a process each)"
+        )
+    if not 0 <= cfg.seed <= MAX_SEED:
+        _invalid("seed", cfg.seed, f"an integer in [0, {MAX_SEED}] (2**32 - 1)")
     if cfg.eval.every < 0:
         _invalid("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
     if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
@@ -386,7 +439,7 @@ def _validate_pretrain(cfg: TrainConfig) -> None:
         try:
             check_spec(pre.teacher)
         except ValueError as e:
-            raise ValueError(f"config pretrain.teacher={pre.teacher!r} is invalid: {e}") from None
+            raise ValueError(f"config pretrain.teacher={_show(pre.teacher)} is invalid: {e}") from None
 
 
 #: Ranges of the numeric settings: ``(low, low inclusive, high, high inclusive, words)``; None = unbounded.
@@ -414,13 +467,6 @@ _RANGES: dict[str, tuple[float | None, bool, float | None, bool, str]] = {
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
-def _get(cfg: TrainConfig, key: str) -> Any:
-    obj: Any = cfg
-    for part in key.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def _validate_numbers(cfg: TrainConfig) -> None:
     """Every number finite and within its range (the range in the message)."""
     for key, (low, low_in, high, high_in, words) in _RANGES.items():
@@ -437,8 +483,14 @@ def _validate_numbers(cfg: TrainConfig) -> None:
         if not math.isfinite(weight):
             _invalid(f"pool.baselines.{spec}", weight, "a finite number >= 0")
     for key in ("net.pi", "net.vf"):
-        if any(size < 1 for size in _get(cfg, key)):
-            _invalid(key, _get(cfg, key), "layer sizes >= 1 (an empty list: no hidden layer)")
+        sizes = _get(cfg, key)
+        if len(sizes) > MAX_LAYERS or any(not 1 <= size <= MAX_LAYER_SIZE for size in sizes):
+            _invalid(
+                key,
+                sizes,
+                f"layer sizes >= 1 and <= {MAX_LAYER_SIZE}, at most {MAX_LAYERS} of them "
+                "(an empty list: no hidden layer)",
+            )
 
 
 def _validate_names(cfg: TrainConfig) -> None:
@@ -510,30 +562,64 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
     return cfg
 
 
-def load_config(
-    path: str | Path | None, overrides: list[str] | None = None, defaults: bool = False
-) -> TrainConfig:
-    """Load a YAML config (None = defaults) and apply ``key=value`` overrides.
+def read_config_file(path: str | Path, defaults: bool = False) -> dict[str, Any]:
+    """The mapping of options in a YAML config file; ``ValueError`` names the file (and the line).
 
-    An empty file is an error unless ``defaults`` (``tonk train --defaults``):
-    a run of 200k steps on defaults is rarely what an empty file meant.
+    An empty file (nothing, only comments, ``null`` or ``{}``) is an error unless
+    ``defaults`` (``tonk train --defaults``): a run of 200k steps on defaults is
+    rarely what an empty file meant.
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"config file {p} does not exist")
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
-            raise ValueError(f"config file {p} is not valid YAML: {e}") from None
-        if data is None and not defaults:
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"config file {p} does not exist")
+    if not p.is_file():
+        raise ValueError(f"config file {p} is not a file")
+    try:
+        with p.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
+            data = yaml.safe_load(f)
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
+        raise ValueError(f"config file {p} is not valid YAML: {e}") from None
+    except RecursionError:
+        raise ValueError(f"config file {p} is not valid YAML: nested too deeply") from None
+    except OSError as e:
+        raise ValueError(f"config file {p} cannot be read: {e.strerror or e}") from None
+    if data is None or data == {}:
+        if not defaults:
             raise ValueError(
                 f"config file {p} is empty; give at least one option, "
                 "or pass --defaults to train on the defaults"
             )
-        data = data or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"config file {p}: expected a mapping at the top level")
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"config file {p}: expected a mapping at the top level (key: value lines), "
+            f"got {type(data).__name__} {_show(data)}"
+        )
+    return data
+
+
+def _check_paths(cfg: TrainConfig) -> None:
+    """The warm start exists and the run folder can be made under ``out_dir`` (a new run only)."""
+    if cfg.init_from and not Path(cfg.init_from).exists():
+        _invalid("init_from", cfg.init_from, "a checkpoint .zip or run folder that exists, or empty")
+    folder = Path(cfg.out_dir)
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        _invalid("out_dir", cfg.out_dir, f"a folder, or a path to make one ({folder} is a file)")
+
+
+def load_config(
+    path: str | Path | None, overrides: list[str] | None = None, defaults: bool = False
+) -> TrainConfig:
+    """Load a YAML config (None = defaults) and apply ``key=value`` overrides, for a new run.
+
+    Every value is checked (:func:`config_from_dict`), and so are the paths a
+    new run uses (``init_from``, ``out_dir``); an empty file is an error unless
+    ``defaults`` (:func:`read_config_file`).
+    """
+    data = {} if path is None else read_config_file(path, defaults)
     data = merge(data, parse_overrides(overrides or []))
-    return config_from_dict(data)
+    cfg = config_from_dict(data)
+    _check_paths(cfg)
+    return cfg

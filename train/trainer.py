@@ -3,7 +3,7 @@
 ``train(cfg)`` creates the run folder ``<out_dir>/<name>__<seed>__<time>/``::
 
     config.yaml          the resolved config (what ``--resume`` reads back)
-    run.json             rules and their hash, observation layout, versions
+    run.json             rules and their hash, observation layout, versions, torch's CPU kernels
     tb/                  TensorBoard logs
     metrics.jsonl        one JSON line per evaluation and per rollout summary
     checkpoints/         step_<N>.zip every ``checkpoint_every`` steps (+ pool/)
@@ -11,9 +11,11 @@
     learning_curve.png   stakes/hand against each evaluation opponent vs steps
     summary.json         final figures: steps, wall time, throughput, last evaluation
 
-``resume(run_dir)`` continues from the newest checkpoint with the same step
-count, optimizer state and opponent pool. SIGINT and SIGTERM stop training
-at the next step and save a checkpoint first.
+``resume(run_dir)`` continues from the newest checkpoint that reads back
+whole, with the same step count, optimizer state and opponent pool; the model
+is rebuilt from ``config.yaml`` and nothing in the folder is unpickled
+(:mod:`train.checkpoint`). SIGINT and SIGTERM stop training at the next step
+and save a checkpoint first.
 
 Both take ``evaluate``, the duplicate evaluation that scores the policy
 against ``eval.opponents`` (pass :func:`eval.duplicate.evaluate`, as
@@ -28,7 +30,6 @@ import random
 import signal
 import sys
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,12 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import SubprocVecEnv
 from threadpoolctl import threadpool_limits
 
-from agents.checkpoint import read_meta, run_checkpoints
+from agents.checkpoint import run_checkpoints
 from tonk_env.engine import action_table, make_rules
 from tonk_env.obs import OBS_VERSION, obs_layout
 
-from .callbacks import TonkCallback, append_jsonl
-from .checkpoint import init_from_checkpoint, restore_checkpoint
+from .callbacks import TonkCallback, append_jsonl, read_best_score, read_pool
+from .checkpoint import RunCheckpoint, init_from_checkpoint, read_run_checkpoint, restore_checkpoint
 from .config import TrainConfig, config_from_dict, merge
 from .evaluation import Evaluator, require_evaluator
 from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
@@ -109,8 +110,8 @@ class _EnvFactory:
         return Monitor(wrapped, info_keywords=("result_kind",))
 
 
-def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
-    """A fresh MaskablePPO for ``cfg``."""
+def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path | None = None) -> Any:
+    """A fresh MaskablePPO for ``cfg`` (logging to ``run_dir/tb`` when given)."""
     lr: Any = cfg.ppo.learning_rate
     if cfg.ppo.learning_rate_end is not None:
         start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
@@ -139,7 +140,7 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path) -> Any:
         max_grad_norm=cfg.ppo.max_grad_norm,
         target_kl=cfg.ppo.target_kl,
         policy_kwargs=policy_kwargs,
-        tensorboard_log=str(run_dir / "tb"),
+        tensorboard_log=None if run_dir is None else str(run_dir / "tb"),
         seed=cfg.seed,
         device=cfg.device,
         verbose=0,
@@ -180,7 +181,10 @@ def _write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
             "torch": torch.__version__,
             "stable_baselines3": stable_baselines3.__version__,
             "sb3_contrib": sb3_contrib.__version__,
+            "numpy": np.__version__,
         },
+        # torch's kernels for this CPU (AVX512, AVX2, ...): the agent depends on it (README, Reproducibility)
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
     (run_dir / "run.json").write_text(json.dumps(info, indent=1))
 
@@ -191,10 +195,12 @@ def train(
     progress: bool = True,
     evaluate: Evaluator | None = None,
 ) -> Path:
-    """Train from scratch into a new run folder, scoring with ``evaluate``; returns the folder."""
+    """Train from scratch into a new run folder, scoring with ``evaluate``; returns the folder.
+
+    The folder is made once the model is built and warm-started, so a bad
+    ``init_from`` checkpoint is a ``ValueError`` that leaves no folder behind.
+    """
     require_evaluator(cfg, evaluate)
-    run_dir = run_dir or make_run_dir(cfg)
-    _write_run_files(cfg, run_dir)
     return _fit(cfg, run_dir, resume_from=None, progress=progress, evaluate=evaluate)
 
 
@@ -207,16 +213,19 @@ def resume(
 ) -> Path:
     """Continue a run from its newest readable checkpoint (same steps, optimizer state, pool).
 
-    Nothing is unpickled (:func:`train.checkpoint.restore_checkpoint`). A
-    finished run, a broken ``config.yaml`` or a run without a readable
-    checkpoint is a ``ValueError`` before anything is written; unreadable
-    newer checkpoints are skipped and named through ``log`` (stderr by default).
+    Nothing is unpickled (:func:`train.checkpoint.read_run_checkpoint`). A
+    finished run, a broken ``config.yaml`` or ``best.json``, or a run without
+    a readable checkpoint is a ``ValueError`` before anything is written;
+    unreadable newer checkpoints are skipped and named through ``log``
+    (stderr by default).
     """
     run_dir = Path(run_dir)
     say = log or _stderr
     cfg = _run_config(run_dir, overrides)
     require_evaluator(cfg, evaluate)
-    ckpt, step = _resumable_checkpoint(run_dir, say)
+    read_best_score(run_dir)  # a broken best.json is refused now, not after the first rollout
+    ckpt = _resumable_checkpoint(run_dir, say)
+    step = ckpt.step
     if step >= cfg.total_steps:
         raise ValueError(
             f"{run_dir}: the run is finished (step {step:,} of total_steps {cfg.total_steps:,}); to train "
@@ -235,11 +244,19 @@ def _run_config(run_dir: Path, overrides: dict[str, Any] | None) -> TrainConfig:
     if not cfg_path.is_file():
         raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
     try:
-        data = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ValueError(f"{cfg_path}: not valid YAML ({e})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{cfg_path}: expected a mapping of options, got {type(data).__name__}")
+        with cfg_path.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
+            data = yaml.safe_load(f)
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
+        raise ValueError(f"{cfg_path}: not valid YAML: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{cfg_path}: not valid YAML: nested too deeply") from None
+    except OSError as e:
+        raise ValueError(f"{cfg_path}: cannot be read: {e.strerror or e}") from None
+    if not isinstance(data, dict) or not data:
+        raise ValueError(
+            f"{cfg_path}: expected the run's options (key: value lines), got {type(data).__name__} "
+            f"{str(data)[:60]!r}; it is not the config this run was trained with"
+        )
     if overrides:
         data = merge(data, overrides)
     try:
@@ -248,42 +265,30 @@ def _run_config(run_dir: Path, overrides: dict[str, Any] | None) -> TrainConfig:
         raise ValueError(f"{cfg_path}: {e}") from None
 
 
-def _resumable_checkpoint(run_dir: Path, say: Callable[[str], None]) -> tuple[Path, int]:
-    """The newest checkpoint that reads back whole, and its step; the skipped ones are named."""
+def _resumable_checkpoint(run_dir: Path, say: Callable[[str], None]) -> RunCheckpoint:
+    """The newest checkpoint that reads back whole, with its pool; the skipped ones are named."""
     found = run_checkpoints(run_dir)
     if not found:
         raise ValueError(f"{run_dir}: no checkpoints/step_*.zip to resume from")
     for step, path in found:
-        problem = _checkpoint_problem(path, step)
-        if problem is None:
-            return path, step
-        say(f"skipped {path} ({problem}); trying an older checkpoint")
+        try:
+            ckpt = read_run_checkpoint(path)
+            if ckpt.step != step:
+                raise ValueError(f"{path}: it holds step {ckpt.step}, its name says {step}")
+            read_pool(path.with_suffix(""))
+        except ValueError as e:
+            say(f"skipped {path.name} ({e}); trying an older checkpoint")
+            continue
+        return ckpt
     raise ValueError(f"{run_dir}: none of its {len(found)} checkpoint(s) can be read; nothing to resume from")
 
 
-def _checkpoint_problem(path: Path, step: int) -> str | None:
-    """Why a checkpoint cannot be resumed from (None if it reads back whole)."""
-    try:
-        meta = read_meta(path)
-        with zipfile.ZipFile(path) as z:
-            bad = z.testzip()
-            names = set(z.namelist())
-    except (ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
-        return str(e)
-    if bad is not None:
-        return f"member {bad} is corrupt"
-    missing = {"policy.pth", "policy.optimizer.pth", "data"} - names
-    if missing:
-        return "no " + ", ".join(sorted(missing))
-    if meta.get("step") != step:
-        return f"its metadata says step {meta.get('step')}"
-    if not (path.with_suffix("") / "pool.json").is_file():
-        return "its opponent pool folder is missing"
-    return None
-
-
 def _fit(
-    cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool, evaluate: Evaluator | None
+    cfg: TrainConfig,
+    run_dir: Path | None,
+    resume_from: RunCheckpoint | None,
+    progress: bool,
+    evaluate: Evaluator | None,
 ) -> Path:
     # numpy's BLAS evaluates the frozen opponents' batches (train/vec.py). Left at
     # its default it starts a thread per core whose spin-waiting takes the cores
@@ -293,28 +298,29 @@ def _fit(
 
 
 def _fit_run(
-    cfg: TrainConfig, run_dir: Path, resume_from: Path | None, progress: bool, evaluate: Evaluator | None
+    cfg: TrainConfig,
+    run_dir: Path | None,
+    resume_from: RunCheckpoint | None,
+    progress: bool,
+    evaluate: Evaluator | None,
 ) -> Path:
     torch.set_num_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
     vec = _make_vec_env(cfg)
     try:
+        model = build_model(cfg, vec, run_dir)
         if resume_from is None:
-            model = build_model(cfg, vec, run_dir)
-            if cfg.init_from:
-                src = init_from_checkpoint(
-                    model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
-                )
-                append_jsonl(
-                    run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)}
-                )
-            if cfg.pretrain.teacher:
-                stats = pretrain(model, cfg, run_dir, progress=progress)
-                append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
+            run_dir = _start_run(cfg, model, run_dir, progress)
         else:
-            model = build_model(cfg, vec, run_dir)
+            assert run_dir is not None  # resume() passes its folder
             restore_checkpoint(model, resume_from)
-        cb = TonkCallback(cfg, run_dir, resume_from=resume_from, progress=progress, evaluate=evaluate)
+        cb = TonkCallback(
+            cfg,
+            run_dir,
+            resume_from=None if resume_from is None else resume_from.path,
+            progress=progress,
+            evaluate=evaluate,
+        )
         remaining = cfg.total_steps - model.num_timesteps
 
         def handler(signum: int, frame: Any) -> None:
@@ -336,6 +342,24 @@ def _fit_run(
         cb.finish(model)
     finally:
         vec.close()
+    return run_dir
+
+
+def _start_run(cfg: TrainConfig, model: Any, run_dir: Path | None, progress: bool) -> Path:
+    """Warm-start a fresh model (``init_from`` is loaded before the run folder exists), make the folder."""
+    src = None
+    if cfg.init_from:
+        src = init_from_checkpoint(
+            model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
+        )
+    run_dir = run_dir or make_run_dir(cfg)
+    _write_run_files(cfg, run_dir)
+    model.tensorboard_log = str(run_dir / "tb")
+    if src is not None:
+        append_jsonl(run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)})
+    if cfg.pretrain.teacher:
+        stats = pretrain(model, cfg, run_dir, progress=progress)
+        append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
     return run_dir
 
 
