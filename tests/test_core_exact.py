@@ -11,7 +11,7 @@ from tonk_env.engine.rules import PRESETS, make_rules
 from tonk_env.engine.state import legal_actions, payoffs
 from tonk_env.obs import observation
 
-HANDS = 600
+HANDS = 2000  # per preset and player count: 10,000 hands per preset over 2-6 players
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5, 6])

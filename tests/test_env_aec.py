@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from pettingzoo.test import api_test, seed_test
-from pettingzoo.utils import wrappers
 
 from tonk_env import env, raw_env
 from tonk_env.engine import (
     PLAY,
     PRESETS,
+    START,
     IllegalActionError,
     action_table,
     legal_mask,
@@ -61,11 +61,29 @@ def test_metadata_agents_and_spaces() -> None:
     assert env(2, ace_high=True).action_space("player_0").n == action_table(True).size > 540
 
 
-def test_env_has_the_standard_wrappers_and_unwrapped_helpers() -> None:
+def test_env_has_the_wrappers_checks_built_in() -> None:
     e = env(2)
-    assert isinstance(e, wrappers.OrderEnforcingWrapper)
-    assert isinstance(e.env, wrappers.AssertOutOfBoundsWrapper)
-    assert isinstance(e.unwrapped, raw_env)
+    assert isinstance(e, raw_env) and e.unwrapped is e
+    with pytest.raises(AssertionError, match="reset"):
+        e.step(1)
+    with pytest.raises(AssertionError, match="reset"):
+        e.observe("player_0")
+    with pytest.raises(AssertionError, match="reset"):
+        e.agent_iter()
+    for name in ("rewards", "terminations", "truncations", "infos", "agent_selection", "agents"):
+        with pytest.raises(AttributeError):
+            getattr(e, name)
+    e.reset(seed=0)
+    for bad in (540, -1, 1.5, "draw", np.array([1, 2])):
+        with pytest.raises(AssertionError, match="action"):  # as AssertOutOfBoundsWrapper
+            e.step(bad)
+    assert e.unwrapped.game.phase == START  # nothing was played
+    with pytest.raises(IllegalActionError, match=r"outside the action space Discrete\(540\)"):
+        e.step(540)
+
+
+def test_env_unwrapped_helpers() -> None:
+    e = env(2)
     e.reset(seed=1, options={"deck": DECK})
     u = e.unwrapped
     assert u.action_from_string("draw") == 1

@@ -124,9 +124,26 @@ for the agent to act, `view(agent)` (the engine's JSON view), `record()` (the
 hand's JSON record) and `game` (the engine state; read, never change it).
 Render modes: `"ansi"` returns the table as text, `"human"` prints it.
 
+### Speed and checks
+
+The env runs on the compiled core (:mod:`tonk_env.core`): the rules, the legal
+mask and the observation tensor of each decision are numba kernels over one
+row of integers, and the engine (:mod:`tonk_env.engine`, the specification the
+core is checked against) is replayed from the deal and the actions only when
+something asks for it: ``game``, ``view``, ``record``, ``render``, the action
+strings, an illegal action's message, and the end-of-hand infos. PettingZoo's
+``OrderEnforcingWrapper`` and ``AssertOutOfBoundsWrapper`` are built in rather
+than wrapped around it (their ``__getattr__`` chains cost more than a Tonk
+move): ``step``, ``observe``, ``render`` and ``agent_iter`` before ``reset()``
+raise the wrappers' errors, ``rewards``/``agents``/... before ``reset()`` are
+``AttributeError``, and an action outside the action space raises
+:class:`ActionOutOfBoundsError`, both an ``AssertionError`` (as the wrapper's)
+and an ``IllegalActionError``. ``env()`` and ``raw_env()`` are the same env.
+
 ### Version History
 
 * v0: Initial release: observation v3 (`tonk_env.obs.OBS_VERSION`), 540/580 actions.
+  Runs on the compiled core: the same deals, observations, masks, rewards and infos as before.
 """
 
 from __future__ import annotations
@@ -139,43 +156,48 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .agent import action_id
+from .core.batch import _SUIT_VALUE, _VALUES, BatchGames
+from .core.kernels import C_CUR, apply_action, deal, legal_mask_into, observe_into
 from .engine import (
     IllegalActionError,
     TonkRules,
     action_from_string,
     action_table,
     action_to_string,
-    legal_actions,
+    deal_order,
     make_rules,
-    new_game,
-    payoffs,
+    parse_cards,
     render,
+    shuffled_deck,
     to_record,
     view,
 )
-from .engine.state import OVER, GameState, is_legal
-from .obs import observation
+from .engine.state import GameState
+from .obs import obs_layout
 from .outcome import illegal_info, result_info
 from .play import illegal_message
 from .settings import check_illegal_action, check_render_mode, check_reward_scale
 from .spaces import mask_box, observation_box
 
-__all__ = ["env", "raw_env"]
+__all__ = ["ActionOutOfBoundsError", "env", "raw_env"]
+
+
+class ActionOutOfBoundsError(IllegalActionError, AssertionError):
+    """An action outside the action space: an ``AssertionError`` as PettingZoo's
+    ``AssertOutOfBoundsWrapper`` raises, and an :class:`IllegalActionError`."""
 
 
 def env(num_players: int = 2, rules: str | TonkRules = "standard", **kwargs: Any) -> AECEnv:
-    """The Tonk AEC env with PettingZoo's standard wrappers (see the module docstring)."""
-    e: AECEnv = raw_env(num_players, rules, **kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    """The Tonk AEC env, PettingZoo's order and bounds checks built in (see the module docstring)."""
+    return raw_env(num_players, rules, **kwargs)
 
 
 class raw_env(AECEnv):  # lower case: PettingZoo's naming
-    """Tonk as a PettingZoo AEC env, without wrappers (see the module docstring)."""
+    """Tonk as a PettingZoo AEC env on the compiled core (see the module docstring)."""
 
     metadata = {"name": "tonk_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
@@ -204,12 +226,24 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
             a: spaces.Dict({"observation": obs_box, "action_mask": mask_box(self.rules)})
             for a in self.possible_agents
         }
-        self.action_spaces = {
-            a: spaces.Discrete(action_table(self.rules.ace_high).size) for a in self.possible_agents
-        }
         self._num_actions = action_table(self.rules.ace_high).size
+        self.action_spaces = {a: spaces.Discrete(self._num_actions) for a in self.possible_agents}
         self.np_random: np.random.Generator | None = None
-        self.game: GameState | None = None
+        # the compiled core: one game's row and the rules' vectors
+        core = BatchGames(self.rules, num_players, 1)
+        self._S = core.state
+        self._pay = core.payoffs
+        self._P, self._F, self._instant = core.P, core.F, core.instant
+        self._shapes, self._suit_runs, self._above = core.shapes, core.suit_runs, core.above
+        self._obs_size = obs_layout(num_players).size
+        self._legal = np.zeros(self._num_actions, dtype=np.int8)  # the acting seat's mask, kept current
+        self._no_legal = np.zeros(self._num_actions, dtype=np.int8)
+        # the hand as the engine replays it: deal, dealer, actions so far
+        self._deck: list[int] = []
+        self._dealer = num_players - 1
+        self._actions: list[int] = []
+        self._game: GameState | None = None  # the replayed engine state, while it is current
+        self._has_reset = False
         self._done = True
 
     # -- PettingZoo API ------------------------------------------------------------------------
@@ -226,16 +260,30 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         """Deal a new hand; ``options`` may hold ``deck`` (stacked, top first) and ``dealer``."""
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
-        deck = dealer = None
+        n = self.num_players
+        deck = None
+        dealer = n - 1
         if options:
             unknown = sorted(k for k in options if k not in ("deck", "dealer"))
             if unknown:
                 msg = f"tonk_v0 reset: ignoring unknown options {unknown} (known: deck, dealer)"
                 warnings.warn(msg, stacklevel=2)
             deck = options.get("deck")
-            dealer = options.get("dealer")
-        s = new_game(self.rules, self.num_players, seed=self.np_random, deck=deck, dealer=dealer)
-        self.game = s
+            d = options.get("dealer")
+            if d is not None:
+                if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < n:
+                    raise ValueError(f"dealer must be a seat 0..{n - 1}, got {d!r}")
+                dealer = d
+        order = shuffled_deck(self.np_random, parse_cards(deck) if deck is not None else ())
+        self._deck = order
+        self._dealer = dealer
+        self._actions = []
+        self._game = None
+        over = deal(
+            self._S, self._pay, 0, np.array(order, dtype=np.int64), dealer,
+            self._P, self._F, self._instant, _SUIT_VALUE,
+        )  # fmt: skip
+        self._has_reset = True
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -244,54 +292,73 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._skip_agent_selection = None
         self._done = False
-        if s.phase == OVER:
-            self._end_hand(result_info(s), payoffs(s))
+        if over:
+            self._end_hand()
         else:
-            self.agent_selection = self.possible_agents[s.cur]
+            self._after_move()
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation tensor and action mask (fresh arrays every call)."""
-        s = self.game
-        assert s is not None, "observe() before reset()"
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
         seat = self._seat[agent]
-        mask = np.zeros(self._num_actions, dtype=np.int8)
-        if not self._done and s.cur == seat:
-            for a in legal_actions(s):
-                mask[a] = 1  # a loop beats fancy indexing for a few actions
-        return {"observation": observation(s, seat), "action_mask": mask}
+        obs = np.empty(self._obs_size, dtype=np.float32)
+        observe_into(self._S, 0, seat, self._P, self._F, self._above, _SUIT_VALUE, obs)
+        mask = self._legal if not self._done and self._S[0, C_CUR] == seat else self._no_legal
+        return {"observation": obs, "action_mask": mask.copy()}
 
     def step(self, action: Any) -> None:
         """Play ``action`` for the agent to act (``None`` for a terminated agent)."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        s = self.game
-        assert s is not None, "step() before reset()"
-        a = action if type(action) is int else action_id(action)
-        if not is_legal(s, a):
+        a = action if type(action) is int else self._action_id(action)
+        if not 0 <= a < self._num_actions:
+            raise ActionOutOfBoundsError(
+                f"{agent} played action {action!r}, outside the action space "
+                f"Discrete({self._num_actions}) (ids 0..{self._num_actions - 1})"
+            )
+        if not self._legal[a]:
             if self.illegal_action == "raise":
-                raise IllegalActionError(illegal_message(s, agent, a))
+                raise IllegalActionError(illegal_message(self._state(), agent, a))
             seat = self._seat[agent]
             pay = [self.illegal_penalty if i == seat else 0.0 for i in range(self.num_players)]
-            self._end_hand(illegal_info(seat, a, self.illegal_penalty, self.num_players), pay)
+            self._finish(illegal_info(seat, a, self.illegal_penalty, self.num_players), pay)
         else:
-            s.play(a)
-            if s.phase == OVER:
-                self._end_hand(result_info(s), payoffs(s))
+            self._actions.append(a)
+            self._game = None
+            over = apply_action(
+                self._S, self._pay, 0, a, self._P, self._F, self._shapes, _VALUES, _SUIT_VALUE
+            )
+            if over:
+                self._end_hand()
             else:
-                self.agent_selection = self.possible_agents[s.cur]
+                self._after_move()
         if self.render_mode == "human":
             self.render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """Yield the agent to act until every agent is done (PettingZoo's iterator)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return AECIterable(self, max_iter)
 
     def render(self) -> str | None:
         """The table as text with every hand shown (``ansi`` returns it, ``human`` prints it)."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        text = "(no hand dealt)" if self.game is None else render(self.game)
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        text = render(self._state())
         if self.render_mode == "human":
             print(text)
             return None
@@ -301,6 +368,19 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         """Nothing to release."""
 
     # -- conveniences --------------------------------------------------------------------------
+
+    @property
+    def game(self) -> GameState | None:
+        """The engine state of the current hand, replayed from the deal (read it; never change it)."""
+        if not self._has_reset:
+            return None
+        g = self._game
+        if g is None:
+            g = deal_order(self.rules, self.num_players, self._deck, self._dealer)
+            for a in self._actions:
+                g.play(a)
+            self._game = g
+        return g
 
     def action_from_string(self, text: str) -> int:
         """Parse an action string (``"draw"``, ``"discard 4S"``, ...) for the agent to act."""
@@ -325,11 +405,31 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
     # -- internals -----------------------------------------------------------------------------
 
     def _state(self) -> GameState:
-        if self.game is None:
+        g = self.game
+        if g is None:
             raise RuntimeError("no hand dealt yet; call reset()")
-        return self.game
+        return g
 
-    def _end_hand(self, info: dict[str, Any], payoffs: Any) -> None:
+    def _action_id(self, action: Any) -> int:
+        """``action`` as an int; out-of-space values (floats, arrays) fail as the bounds wrapper's."""
+        try:
+            return action_id(action)
+        except IllegalActionError:
+            raise ActionOutOfBoundsError(
+                f"an action must be an integer id in 0..{self._num_actions - 1} "
+                f"(use action_from_string for text), got {action!r}"
+            ) from None
+
+    def _after_move(self) -> None:
+        """The hand goes on: the next agent and its legal mask."""
+        legal_mask_into(self._S, 0, self._P, self._shapes, self._suit_runs, self._legal)
+        self.agent_selection = self.possible_agents[self._S[0, C_CUR]]
+
+    def _end_hand(self) -> None:
+        """The hand ended by the rules: payoffs from the core, the result from the engine's replay."""
+        self._finish(result_info(self._state()), self._pay[0, : self.num_players].tolist())
+
+    def _finish(self, info: dict[str, Any], payoffs: Any) -> None:
         """Terminate every agent with its reward and the result in its info."""
         self._done = True
         scale = self.reward_scale

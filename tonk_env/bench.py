@@ -1,11 +1,14 @@
-"""Speed benchmarks: random legal play through the engine and through both envs.
+"""Speed benchmarks: random legal play through the engine, the envs and the compiled core.
 
 :func:`bench_engine` times the rules engine alone (optionally with the
 observation tensor and the legal mask); :func:`bench_env` times the PettingZoo
-AEC env (wrapped and raw, next to a do-nothing env behind the same wrappers)
-and the Gymnasium single-agent env. Each benchmark runs several timed trials
-and reports the median, since the machines are shared and noisy. Benchmarks
-measure; tests never assert times.
+AEC env with the usual loop, next to OpenSpiel's gin rummy with the same loop
+shape (when ``open_spiel`` is installed) and a do-nothing env behind
+PettingZoo's standard wrappers, the Gymnasium single-agent env, and the
+compiled core stepping 1,024 games as one batch (:mod:`tonk_env.core.benchmark`)
+at 2, 4 and 6 players. Each benchmark runs several timed trials and reports
+the median, since the machines are shared and noisy. Benchmarks measure;
+tests never assert times.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pettingzoo.utils import wrappers
 
 from .aec import env as make_env
 from .aec import raw_env
+from .core.benchmark import vector_decisions_per_s
 from .engine import OVER, legal_actions, make_rules, new_game
 from .engine.rules import TonkRules
 from .obs import obs_layout, observation
@@ -205,37 +209,102 @@ def single_agent_trial(
     return steps, hands, time.perf_counter() - t0
 
 
-def bench_env(
-    rules: str = "standard", num_players: int = 2, trials: int = 5, seconds: float = 1.0, seed: int = 0
-) -> dict[str, Any]:
-    """Median steps/s of random masked play through the AEC env and the single-agent env.
+def openspiel_trial(seconds: float, seed: int) -> tuple[int, int, float] | None:
+    """OpenSpiel's gin rummy (C++ through pyspiel), random legal play, the same loop shape as the AEC loop.
 
-    Besides the two headline figures (``aec_steps_per_s``: the wrapped
-    ``env()``; ``single_agent_steps_per_s``: learner steps against random
-    opponents) it times the same AEC loop on the unwrapped ``raw_env`` and on
-    a do-nothing env behind the same PettingZoo wrappers, whose figure is the
-    most any wrapped env can reach on this machine.
+    At each decision: the acting player's observation tensor as a float32
+    array, the legal actions, one drawn at random, applied; chance nodes draw
+    from their outcomes. Returns (decisions, hands, elapsed), or None when
+    ``open_spiel`` is not installed.
+    """
+    try:
+        import pyspiel  # optional (the test extra); only this benchmark needs it
+    except ImportError:
+        return None
+    game = pyspiel.load_game("gin_rummy")
+    rr = random.Random(seed).random
+    asarray, float32 = np.asarray, np.float32
+    decisions = hands = 0
+    t0 = time.perf_counter()
+    deadline = t0 + seconds
+    while True:
+        st = game.new_initial_state()
+        while not st.is_terminal():
+            if st.is_chance_node():
+                outcomes = st.chance_outcomes()
+                st.apply_action(outcomes[int(rr() * len(outcomes))][0])
+                continue
+            asarray(st.observation_tensor(st.current_player()), dtype=float32)
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rr() * len(legal))])
+            decisions += 1
+        hands += 1
+        if time.perf_counter() >= deadline:
+            break
+    return decisions, hands, time.perf_counter() - t0
+
+
+VECTOR_PLAYERS = (2, 4, 6)
+VECTOR_BATCH = 1024
+
+
+def bench_env(
+    rules: str = "standard",
+    num_players: int = 2,
+    trials: int = 5,
+    seconds: float = 1.0,
+    seed: int = 0,
+    vector_steps: int = 1000,
+) -> dict[str, Any]:
+    """Median speeds of random masked play through the envs, OpenSpiel and the compiled core.
+
+    ``aec_decisions_per_s``: ``env()`` with the usual ``agent_iter``/``last``/
+    ``step`` loop, observation and mask every decision (``aec_steps_per_s``
+    also counts the ``None`` steps of terminated agents);
+    ``openspiel_gin_decisions_per_s`` and ``aec_vs_openspiel``: OpenSpiel's gin
+    rummy in the same loop shape, trial by trial in the same run (None without
+    ``open_spiel``); ``wrapped_nop_steps_per_s``: a do-nothing env behind
+    PettingZoo's standard wrappers (what those alone allow);
+    ``single_agent_steps_per_s``: learner steps against random opponents;
+    ``vector_decisions_per_s``: :data:`VECTOR_BATCH` games stepped as one batch
+    on one core, every decision of every seat, at ``num_players`` and in
+    ``vector_decisions_per_s_by_players`` at 2, 4 and 6 players.
     """
     r = make_rules(rules)
-    keys = ("aec", "aec_decisions", "aec_hands", "aec_raw", "nop", "single", "single_hands")
+    keys = ("aec", "aec_decisions", "aec_hands", "nop", "single", "single_hands", "os", "ratio")
     runs: dict[str, list[float]] = {k: [] for k in keys}
     probe = raw_env(num_players, r)
     # the env's action space is a Discrete, but AECEnv types it as a plain Space
     table_size = int(probe.action_space(probe.possible_agents[0]).n)  # type: ignore[attr-defined]  # PettingZoo types it as a Space; ours is Discrete
     obs_size = obs_layout(num_players).size
+    aec_loop(make_env(num_players, r), min(seconds, 0.2), seed)  # warm up: the core's compiled code loads
     for i in range(trials):
         st, d, h, el = aec_loop(make_env(num_players, r), seconds, seed + i)
         runs["aec"].append(st / el)
         runs["aec_decisions"].append(d / el)
         runs["aec_hands"].append(h / el)
-        st, d, h, el = aec_loop(raw_env(num_players, r), seconds, seed + i)
-        runs["aec_raw"].append(st / el)
+        spiel = openspiel_trial(seconds, seed + i)
+        if spiel is not None:
+            runs["os"].append(spiel[0] / spiel[2])
+            runs["ratio"].append(runs["aec_decisions"][-1] / runs["os"][-1])
         st, d, h, el = aec_loop(_nop_aec_env(num_players, table_size, obs_size, 5), seconds / 2, seed + i)
         runs["nop"].append(st / el)
         st, h, el = single_agent_trial(r, num_players, seconds, seed + i)
         runs["single"].append(st / el)
         runs["single_hands"].append(h / el)
-    med = {k: statistics.median(v) for k, v in runs.items()}
+    med = {k: (statistics.median(v) if v else None) for k, v in runs.items()}
+    vector = {}
+    for n in sorted({num_players, *VECTOR_PLAYERS}):
+        try:
+            r.check_players(n)
+        except ValueError:
+            continue  # e.g. seven_card cannot be dealt to 6 players
+        trial_runs = [
+            vector_decisions_per_s(n, VECTOR_BATCH, vector_steps, r, seed + i)["decisions_per_s"]
+            for i in range(max(1, min(trials, 3)))
+        ]
+        vector[n] = statistics.median(trial_runs)
+    cost = {n: 1e9 / v for n, v in vector.items()}  # ns per decision
     return {
         "benchmark": "env",
         "rules": rules,
@@ -245,10 +314,16 @@ def bench_env(
         "aec_steps_per_s": med["aec"],
         "aec_decisions_per_s": med["aec_decisions"],
         "aec_hands_per_s": med["aec_hands"],
-        "aec_raw_steps_per_s": med["aec_raw"],
+        "openspiel_gin_decisions_per_s": med["os"],
+        "aec_vs_openspiel": med["ratio"],
         "wrapped_nop_steps_per_s": med["nop"],
         "single_agent_steps_per_s": med["single"],
         "single_agent_hands_per_s": med["single_hands"],
+        "vector_batch": VECTOR_BATCH,
+        "vector_decisions_per_s": vector.get(num_players),
+        "vector_decisions_per_s_by_players": {str(n): v for n, v in vector.items()},
+        "vector_cost_6p_vs_2p": cost[6] / cost[2] if 2 in cost and 6 in cost else None,
         "aec_steps_per_s_trials": [round(x) for x in runs["aec"]],
+        "aec_vs_openspiel_trials": [round(x, 2) for x in runs["ratio"]],
         "single_agent_steps_per_s_trials": [round(x) for x in runs["single"]],
     }

@@ -8,6 +8,6 @@
 from __future__ import annotations
 
 from .batch import BatchGames
-from .exact import exact_check
+from .exact import CoreMismatchError, exact_check, exact_runs
 
-__all__ = ["BatchGames", "exact_check"]
+__all__ = ["BatchGames", "CoreMismatchError", "exact_check", "exact_runs"]

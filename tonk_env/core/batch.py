@@ -50,6 +50,7 @@ from .kernels import (
     observe_batch,
     seeded_deck,
     step_batch,
+    step_observe_batch,
 )
 
 _SUIT_VALUE = np.array(SUIT_VALUE, dtype=np.int64)
@@ -129,6 +130,9 @@ class BatchGames:
         self.counters = np.zeros(self.batch_size, dtype=np.int64)
         self.rewards = np.zeros((self.batch_size, num_players), dtype=np.float64)
         self.dones = np.zeros(self.batch_size, dtype=np.bool_)
+        #: every game's legal ids (ascending) and their number, written by :meth:`legal_masks`
+        self.legal_ids = np.zeros((self.batch_size, self.num_actions), dtype=np.int64)
+        self.legal_counts = np.zeros(self.batch_size, dtype=np.int64)
         self._dealt = False
         self.reset()
 
@@ -165,10 +169,13 @@ class BatchGames:
         return bool(deal(self.state, self.payoffs, game, deck, d, self.P, self.F, self.instant, _SUIT_VALUE))
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Write every game's legal-action mask (int8 ``[batch, actions]``) and return it."""
+        """Write every game's legal-action mask (int8 ``[batch, actions]``) and return it.
+
+        The same call writes the legal ids, ascending, into ``legal_ids[g, :legal_counts[g]]``.
+        """
         if out is None:
             out = np.zeros((self.batch_size, self.num_actions), dtype=np.int8)
-        masks_batch(self.state, self.P, self.shapes, self.suit_runs, out)
+        masks_batch(self.state, self.P, self.shapes, self.suit_runs, out, self.legal_ids, self.legal_counts)
         return out
 
     def observe(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -188,6 +195,21 @@ class BatchGames:
         step_batch(
             self.state, self.payoffs, acts, self.P, self.F, self.instant, self.shapes, _VALUES, _SUIT_VALUE,
             self.rewards, self.dones, self.seed, self.counters, self.dealer, auto_reset,
+        )  # fmt: skip
+        return self.rewards, self.dones
+
+    def step_observe(
+        self, actions: np.ndarray, masks: np.ndarray, obs: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`step` with auto-reset, then write the next masks (and legal ids) and observations.
+
+        One pass over the games (the fastest way to run the batch): ``masks`` and
+        ``obs`` are the arrays of :meth:`legal_masks` and :meth:`observe`.
+        """
+        step_observe_batch(
+            self.state, self.payoffs, np.asarray(actions, dtype=np.int64), self.P, self.F, self.instant,
+            self.shapes, self.suit_runs, _VALUES, _SUIT_VALUE, self.above, self.rewards, self.dones,
+            self.seed, self.counters, self.dealer, masks, self.legal_ids, self.legal_counts, obs,
         )  # fmt: skip
         return self.rewards, self.dones
 

@@ -18,21 +18,24 @@ def vector_decisions_per_s(
     rules: TonkRules | str = "standard",
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Decisions per second of ``batch`` games: masks, acting-seat observations, numpy draws, one step."""
+    """Decisions per second of ``batch`` games: masks, acting-seat observations, numpy draws, one step.
+
+    Each round draws one legal action per game with numpy (``rng.random``
+    scaled by each game's legal count, an index into its legal ids) and steps
+    the batch with :meth:`BatchGames.step_observe`, which deals finished games
+    again and writes every game's next legal mask, legal ids and acting-seat
+    observation. Every decision of every seat counts.
+    """
     core = BatchGames(rules, num_players, batch, seed=seed)
     masks = core.legal_masks()
     obs = core.observe()
     rng = np.random.default_rng(seed)
-    row_base = np.arange(batch, dtype=np.int64) * core.num_actions
+    rows = np.arange(batch)
+    ids, counts = core.legal_ids, core.legal_counts
 
     def one_step() -> None:
-        core.legal_masks(masks)
-        core.observe(obs)
-        legal = np.flatnonzero(masks)  # every legal (game, action), grouped by game
-        counts = np.count_nonzero(masks, axis=1)
-        starts = np.cumsum(counts) - counts
-        pick = starts + (rng.random(batch) * counts).astype(np.int64)
-        core.step(legal[pick] - row_base)
+        pick = (rng.random(batch) * counts).astype(np.int64)
+        core.step_observe(ids[rows, pick], masks, obs)
 
     for _ in range(20):  # warm up (compilation, caches)
         one_step()
@@ -40,7 +43,7 @@ def vector_decisions_per_s(
     t0 = time.perf_counter()
     for _ in range(steps):
         one_step()
-        hands += int(core.dones.sum())
+        hands += int(np.count_nonzero(core.dones))
     dt = time.perf_counter() - t0
     return {
         "num_players": num_players,

@@ -8,11 +8,12 @@ the payoffs. The engine is the specification; any difference is an error.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..engine.rules import TonkRules, make_rules
+from ..engine.rules import PRESETS, TonkRules, make_rules
 from ..engine.state import GameState, legal_actions, new_game, payoffs
 from ..obs import obs_layout, observation
 from .batch import BatchGames
@@ -82,6 +83,9 @@ def exact_check(
             ref = legal_actions(s)
             if legal.tolist() != sorted(ref):
                 raise CoreMismatchError(f"legal sets differ: core {legal.tolist()}, engine {sorted(ref)}")
+            ids = core.legal_ids[g, : core.legal_counts[g]]
+            if not np.array_equal(ids, legal):
+                raise CoreMismatchError(f"legal ids differ from the mask: {ids.tolist()} vs {legal.tolist()}")
             observation(s, s.cur, want)
             if not np.array_equal(obs[g], want):
                 raise CoreMismatchError(_where(n, obs[g], want))
@@ -107,3 +111,13 @@ def exact_check(
 def _check_payoffs(core: np.ndarray, engine: tuple[float, ...], hand: int) -> None:
     if core.tolist() != [float(x) for x in engine]:
         raise CoreMismatchError(f"hand {hand}: payoffs differ: core {core.tolist()}, engine {list(engine)}")
+
+
+def exact_runs(
+    hands: int, rules: Sequence[str] | None = None, players: Sequence[int] = (2, 3, 4, 5, 6)
+) -> list[tuple[str, int, int]]:
+    """Split ``hands`` evenly over every preset (or ``rules``) and player count: ``(preset, n, hands)``."""
+    presets = list(rules) if rules else list(PRESETS)
+    combos = [(p, n) for p in presets for n in players]
+    base, extra = divmod(hands, len(combos))
+    return [(p, n, base + (1 if i < extra else 0)) for i, (p, n) in enumerate(combos) if base or i < extra]

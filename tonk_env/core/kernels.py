@@ -322,41 +322,61 @@ def legal_mask_into(
     S: np.ndarray, g: int, P: np.ndarray, shapes: np.ndarray, suit_runs: np.ndarray, out: np.ndarray
 ) -> int:
     """Write game ``g``'s legal actions as 0/1 into ``out`` (int8, table size); returns how many."""
+    idx = np.empty(P[P_ACTIONS], dtype=np.int64)
+    return legal_into(S, g, P, shapes, suit_runs, out, idx)
+
+
+@njit(cache=True)
+def legal_into(
+    S: np.ndarray,
+    g: int,
+    P: np.ndarray,
+    shapes: np.ndarray,
+    suit_runs: np.ndarray,
+    out: np.ndarray,
+    idx: np.ndarray,
+) -> int:
+    """Write game ``g``'s legal actions as 0/1 into ``out`` and, ascending, into ``idx[:k]``; return ``k``."""
     size = P[P_ACTIONS]
     for j in range(size):
         out[j] = 0
     phase = S[g, C_PHASE]
     cur = S[g, C_CUR]
     if phase == START:
-        out[DRAW] = 1
-        k = 1
-        if S[g, C_PILEN] > 0:
-            out[TAKE] = 1
-            k += 1
+        k = 0
         if S[g, C_WAITS + cur] == 0:
             out[DROP] = 1
+            idx[k] = DROP
+            k += 1
+        out[DRAW] = 1
+        idx[k] = DRAW
+        k += 1
+        if S[g, C_PILEN] > 0:
+            out[TAKE] = 1
+            idx[k] = TAKE
             k += 1
         return k
     if phase != PLAY:
         return 0
     hand = S[g, C_HANDS + cur]
-    k = _bits_into(hand, DISCARD, out)
     taken = S[g, C_TAKEN]
-    if taken >= 0 and not P[P_MAY_DISCARD_TAKEN] and k > 1:
-        out[DISCARD + taken] = 0
-        k -= 1
-    k += _bits_into(hand & S[g, C_BOOKT], HIT_BOOK, out)
-    k += _bits_into(hand & S[g, C_HIGHT], HIT_HIGH, out)
-    k += _bits_into(hand & S[g, C_LOWT], HIT_LOW, out)
-    return k + _spreads_into(hand, P[P_ACE_HIGH], shapes, suit_runs, out)
+    if taken >= 0 and not P[P_MAY_DISCARD_TAKEN] and popcount(hand) > 1:
+        k = _bits_into(hand & ~(1 << taken), DISCARD, out, idx, 0)  # the taken card may not go back
+    else:
+        k = _bits_into(hand, DISCARD, out, idx, 0)
+    k = _bits_into(hand & S[g, C_BOOKT], HIT_BOOK, out, idx, k)
+    k = _bits_into(hand & S[g, C_HIGHT], HIT_HIGH, out, idx, k)
+    k = _bits_into(hand & S[g, C_LOWT], HIT_LOW, out, idx, k)
+    return _spreads_into(hand, P[P_ACE_HIGH], shapes, suit_runs, out, idx, k)
 
 
 @njit(cache=True, inline="always")
-def _bits_into(m: int, base: int, out: np.ndarray) -> int:
-    """Set ``out[base + card]`` for every card of ``m``; returns how many."""
-    k = 0
+def _bits_into(m: int, base: int, out: np.ndarray, idx: np.ndarray, k: int) -> int:
+    """Set ``out[base + card]`` and append it to ``idx`` for every card of ``m``; returns the new count."""
     while m:
-        out[base + low_bit_index(m)] = 1
+        a = base + low_bit_index(m)
+        out[a] = 1
+        idx[k] = a
         k += 1
         m &= m - 1
     return k
@@ -364,10 +384,15 @@ def _bits_into(m: int, base: int, out: np.ndarray) -> int:
 
 @njit(cache=True)
 def _spreads_into(
-    hand: int, ace_high: int, shapes: np.ndarray, suit_runs: np.ndarray, out: np.ndarray
+    hand: int,
+    ace_high: int,
+    shapes: np.ndarray,
+    suit_runs: np.ndarray,
+    out: np.ndarray,
+    idx: np.ndarray,
+    k: int,
 ) -> int:
-    """Set the spread actions (books, then runs) that ``hand`` can lay; returns how many."""
-    k = 0
+    """Set and append the spread actions (books, then runs) that ``hand`` can lay; returns the new count."""
     a = hand & SUIT_BITS
     b = (hand >> 13) & SUIT_BITS
     c2 = (hand >> 26) & SUIT_BITS
@@ -380,9 +405,11 @@ def _spreads_into(
         for q in range(4):
             if pat | (1 << q) == 15:
                 out[SPREAD + 5 * r + q] = 1
+                idx[k] = SPREAD + 5 * r + q
                 k += 1
         if pat == 15:
             out[SPREAD + 5 * r + 4] = 1
+            idx[k] = SPREAD + 5 * r + 4
             k += 1
     for s in range(4):
         p = (hand >> (13 * s)) & SUIT_BITS
@@ -391,6 +418,7 @@ def _spreads_into(
                 sm = shapes[j, 0]
                 if hand & sm == sm:
                     out[SPREAD + j] = 1
+                    idx[k] = SPREAD + j
                     k += 1
     return k
 
@@ -563,10 +591,20 @@ def _lay(
     return False
 
 
+_BYTE_BITS = np.array([[(v >> j) & 1 for j in range(8)] for v in range(256)], dtype=np.float32)
+"""Row ``v``: the 8 bits of byte ``v`` as floats (a constant of the compiled code)."""
+
+
 @njit(cache=True, inline="always")
 def _unpack(m: int, out: np.ndarray, pos: int) -> None:
-    for j in range(52):
-        out[pos + j] = np.float32((m >> j) & 1)
+    """Write the 52 bits of card mask ``m`` as 0.0/1.0 into ``out[pos:pos + 52]``, a byte at a time."""
+    for b in range(6):
+        row = (m >> (8 * b)) & 255
+        for j in range(8):
+            out[pos + 8 * b + j] = _BYTE_BITS[row, j]
+    row = (m >> 48) & 15
+    for j in range(4):
+        out[pos + 48 + j] = _BYTE_BITS[row, j]
 
 
 @njit(cache=True)
@@ -600,6 +638,13 @@ def _above(table: np.ndarray, t: int, hidden: int, turns: int, selection: float)
     return table[min(hidden, MAX_HIDDEN), min(extra, MAX_EXTRA), t + 1]
 
 
+@njit(cache=True, inline="always")
+def _rel(seat: int, i: int, n: int) -> int:
+    """The seat ``i`` places after ``seat`` (``(seat + i) % n`` for ``0 <= i < n``, without a division)."""
+    o = seat + i
+    return o - n if o >= n else o
+
+
 @njit(cache=True)
 def observe_into(
     S: np.ndarray,
@@ -621,18 +666,18 @@ def observe_into(
     _unpack(S[g, C_DISC], out, 104)
     pos = 156
     for i in range(1, n):
-        _unpack(S[g, C_KNOWN + (seat + i) % n], out, pos)
+        _unpack(S[g, C_KNOWN + _rel(seat, i, n)], out, pos)
         pos += 52
     for i in range(n):
-        _unpack(S[g, C_OWNER + (seat + i) % n], out, pos)
+        _unpack(S[g, C_OWNER + _rel(seat, i, n)], out, pos)
         pos += 52
     for i in range(n):
-        out[pos] = popcount(S[g, C_HANDS + (seat + i) % n]) * 0.1
+        out[pos] = popcount(S[g, C_HANDS + _rel(seat, i, n)]) * 0.1
         pos += 1
     out[pos] = (52 - S[g, C_PTR]) / 52
     pos += 1
     for i in range(n):
-        w = S[g, C_WAITS + (seat + i) % n]
+        w = S[g, C_WAITS + _rel(seat, i, n)]
         out[pos] = (w if w < 10 else 10) * 0.1
         pos += 1
     phase = S[g, C_PHASE]
@@ -655,21 +700,21 @@ def observe_into(
     mean_unseen = hand_value(unseen, suit_value) / n_unseen if n_unseen else 0.0
     cap = (P[P_HAND_SIZE] + 1) * 0.2
     for i in range(1, n):
-        o = (seat + i) % n
+        o = _rel(seat, i, n)
         k = S[g, C_KNOWN + o]
         est = (hand_value(k, suit_value) + (popcount(S[g, C_HANDS + o]) - popcount(k)) * mean_unseen) * 0.02
         out[pos] = est if est < cap else cap
         pos += 1
     for i in range(1, n):
-        ad = S[g, C_ADDS + (seat + i) % n]
+        ad = S[g, C_ADDS + _rel(seat, i, n)]
         out[pos] = (ad if ad < 20 else 20) * 0.05
         pos += 1
     for i in range(1, n):
-        out[pos] = S[g, C_LAST + (seat + i) % n] * 0.1
+        out[pos] = S[g, C_LAST + _rel(seat, i, n)] * 0.1
         pos += 1
     win = 1.0
     for i in range(1, n):
-        o = (seat + i) % n
+        o = _rel(seat, i, n)
         k = S[g, C_KNOWN + o]
         p = _above(
             above,
@@ -717,11 +762,17 @@ def seeded_deck(seed: int, game: int, index: int, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def masks_batch(
-    S: np.ndarray, P: np.ndarray, shapes: np.ndarray, suit_runs: np.ndarray, out: np.ndarray
+    S: np.ndarray,
+    P: np.ndarray,
+    shapes: np.ndarray,
+    suit_runs: np.ndarray,
+    out: np.ndarray,
+    idx: np.ndarray,
+    counts: np.ndarray,
 ) -> None:
-    """Write every game's legal mask into ``out[g]``."""
+    """Write every game's legal mask into ``out[g]``, its legal ids into ``idx[g, :counts[g]]``."""
     for g in range(S.shape[0]):
-        legal_mask_into(S, g, P, shapes, suit_runs, out[g])
+        counts[g] = legal_into(S, g, P, shapes, suit_runs, out[g], idx[g])
 
 
 @njit(cache=True)
@@ -770,3 +821,48 @@ def step_batch(
                         break
                     for s in range(n):
                         rewards[g, s] += pay[g, s]
+
+
+@njit(cache=True)
+def step_observe_batch(
+    S: np.ndarray,
+    pay: np.ndarray,
+    actions: np.ndarray,
+    P: np.ndarray,
+    F: np.ndarray,
+    instant: np.ndarray,
+    shapes: np.ndarray,
+    suit_runs: np.ndarray,
+    values: np.ndarray,
+    suit_value: np.ndarray,
+    above: np.ndarray,
+    rewards: np.ndarray,
+    dones: np.ndarray,
+    seed: int,
+    counters: np.ndarray,
+    dealer: int,
+    masks: np.ndarray,
+    ids: np.ndarray,
+    counts: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """:func:`step_batch` with auto-reset, then every game's next mask, legal ids and observation."""
+    n = P[P_N]
+    deck = np.empty(52, dtype=np.int64)
+    for g in range(S.shape[0]):
+        for s in range(n):
+            rewards[g, s] = 0.0
+        done = apply_action(S, pay, g, actions[g], P, F, shapes, values, suit_value)
+        dones[g] = done
+        if done:
+            for s in range(n):
+                rewards[g, s] += pay[g, s]
+            while True:
+                counters[g] += 1
+                seeded_deck(seed, g, counters[g], deck)
+                if not deal(S, pay, g, deck, dealer, P, F, instant, suit_value):
+                    break
+                for s in range(n):
+                    rewards[g, s] += pay[g, s]
+        counts[g] = legal_into(S, g, P, shapes, suit_runs, masks[g], ids[g])
+        observe_into(S, g, S[g, C_CUR], P, F, above, suit_value, obs[g])

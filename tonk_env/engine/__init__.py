@@ -37,6 +37,7 @@ from .state import (
     apply,
     check_invariants,
     counts,
+    deal_order,
     is_legal,
     is_over,
     legal_actions,
@@ -52,8 +53,8 @@ __all__ = [
     "OPTION_NAMES", "OVER", "PHASE_NAMES", "PLAY", "PRESETS", "RECORD_FORMAT", "RESULT_KINDS", "START",
     "ActionTable", "GameState", "IllegalActionError", "Result", "SeatInfo", "TonkRules",
     "action_from_string", "action_table", "action_to_string", "apply", "card_to_string", "cards_of",
-    "check_invariants", "counts", "hand_value", "is_legal", "is_over", "legal_actions", "legal_mask",
-    "make_rules", "mask_of", "mask_to_strings", "new_game", "parse_assignments", "parse_card",
+    "check_invariants", "counts", "deal_order", "hand_value", "is_legal", "is_over", "legal_actions",
+    "legal_mask", "make_rules", "mask_of", "mask_to_strings", "new_game", "parse_assignments", "parse_card",
     "parse_cards", "parse_option", "payoffs", "render", "replay", "sample_state", "seat_info",
     "shuffled_deck", "to_record", "view", "view_from_info",
 ]  # fmt: skip

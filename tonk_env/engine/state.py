@@ -256,8 +256,15 @@ def new_game(
         dealer = n - 1
     elif isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < n:
         raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
-    order = shuffled_deck(seed, parse_cards(deck) if deck is not None else ())
+    return deal_order(rules, n, shuffled_deck(seed, parse_cards(deck) if deck is not None else ()), dealer)
 
+
+def deal_order(rules: TonkRules, n: int, order: list[int], dealer: int) -> GameState:
+    """Deal a hand from a complete deck ``order`` (52 distinct card ids, top first), unchecked.
+
+    :func:`new_game` checks its arguments, completes the deck and calls this;
+    code that already holds a checked deal (a replay) calls it directly.
+    """
     s = GameState.__new__(GameState)
     s.rules = rules
     s.table = action_table(rules.ace_high)
