@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Sequence
 
@@ -53,37 +52,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    """Run a speed benchmark and print its figures."""
-    if args.what == "engine":
-        from tonk_env.bench import bench_engine
-
-        res = bench_engine(args.rules, args.players, args.trials, args.seconds, args.with_obs)
-        if args.json:
-            print(json.dumps(res))
-        else:
-            print(
-                f"engine, {args.players} players, rules {args.rules}, "
-                f"{'with' if args.with_obs else 'without'} observations, legal mask every decision"
-            )
-            print(
-                f"  decisions/s: {res['decisions_per_s']:,.0f} (median of {args.trials} trials: "
-                f"{', '.join(f'{x:,}' for x in res['decisions_per_s_trials'])})"
-            )
-            print(
-                f"  hands/s:     {res['hands_per_s']:,.0f}"
-                f"  ({res['decisions_per_hand']:.1f} decisions a hand)"
-            )
-        return 0
-    if args.what == "env":
-        from tonk_env.bench import bench_env
-
-        res = bench_env(args.rules, args.players, args.trials, args.seconds)
-        print(json.dumps(res) if args.json else "\n".join(f"  {k}: {v}" for k, v in res.items()))
-        return 0
-    raise ValueError(f"unknown benchmark {args.what!r}")
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     """Play one hand between random players and show it."""
     import random
@@ -126,16 +94,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--actions", action="store_true", help="also print the action table layout")
     r.set_defaults(func=cmd_rules)
 
-    b = sub.add_parser("bench", help="speed benchmarks (engine, env)")
-    b.add_argument("what", choices=["engine", "env"])
-    _add_rules_args(b)
-    b.add_argument("--players", type=int, default=2)
-    b.add_argument("--trials", type=int, default=5)
-    b.add_argument("--seconds", type=float, default=1.0, help="seconds per trial")
-    b.add_argument("--with-obs", action="store_true", help="build the observation tensor every decision")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
-    b.set_defaults(func=cmd_bench)
-
     d = sub.add_parser("demo", help="play and print one hand between random players")
     _add_rules_args(d)
     d.add_argument("--players", type=int, default=2)
@@ -156,10 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
 #: Modules that add subcommands: each has ``register(subparsers)`` and keeps
 #: its heavy imports inside the command function.
 SUBCOMMAND_MODULES = (
+    "tonk_cli.bench_cmd",
     "tonk_cli.eval_cmd",
     "tonk_cli.train_cmd",
     "tonk_cli.tournament_cmd",
     "tonk_cli.play_cmd",
+    "tonk_cli.exploit_cmd",
+    "tonk_cli.zoo_cmd",
 )
 
 
