@@ -30,3 +30,28 @@ def test_tonk_bench_env_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["rules"] == "seven_card" and res["aec_steps_per_s"] > 0 and res["single_agent_steps_per_s"] > 0
+
+
+def test_tonk_bench_exact(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "exact", "--hands", "61", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["hands"] == 61 and res["mismatches"] == 0 and res["players"] == [2, 3, 4, 5, 6]
+    assert res["configurations"] == 30 and len(res["presets"]) == 6
+    assert main(["bench", "exact", "--hands", "20", "--only-rules", "--rules", "low_tonk"]) == 0
+    assert "core == engine on 20 hands" in capsys.readouterr().out
+    assert main(["bench", "exact", "--hands", "0"]) == 2
+    assert "--hands must be >= 1" in capsys.readouterr().err
+
+
+def test_tonk_bench_exact_reports_a_mismatch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tonk_env.core as core
+
+    def broken(*args: object, **kwargs: object) -> dict[str, object]:
+        raise core.CoreMismatchError("legal sets differ: core [1], engine [0, 1]")
+
+    monkeypatch.setattr(core, "exact_check", broken)
+    assert main(["bench", "exact", "--hands", "5"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH in standard, 2 players (seed 0)" in out and "legal sets differ" in out
