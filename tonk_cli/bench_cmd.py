@@ -59,8 +59,8 @@ def _exact(args: argparse.Namespace) -> int:
 
     if args.hands < 1:
         raise ValueError(f"--hands must be >= 1, got {args.hands}")
-    presets = [args.rules] if args.only_rules else None
-    runs = exact_runs(args.hands, presets, args.players_list)
+    only = [args.rules] if args.only_rules else None
+    runs = exact_runs(args.hands, only, args.players_list)
     done = decisions = 0
     t0 = time.perf_counter()
     bar = tqdm(total=args.hands, unit="hand", desc="exact", disable=args.json)
@@ -78,13 +78,15 @@ def _exact(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
+    presets = sorted({p for p, _, _ in runs})
+    players = sorted({n for _, n, _ in runs})
     out = {
         "benchmark": "exact",
         "hands": done,
         "decisions": decisions,
         "configurations": len(runs),
-        "presets": sorted({p for p, _, _ in runs}),
-        "players": sorted({n for _, n, _ in runs}),
+        "presets": presets,
+        "players": players,
         "mismatches": 0,
         "seconds": seconds,
     }
@@ -93,7 +95,7 @@ def _exact(args: argparse.Namespace) -> int:
     else:
         print(
             f"core == engine on {done:,} hands ({decisions:,} decisions; {len(runs)} configurations: "
-            f"{', '.join(out['presets'])} x {out['players']} players) in {seconds:,.0f} s: no difference"
+            f"{', '.join(presets)} x {players} players) in {seconds:,.0f} s: no difference"
         )
     return 0
 
