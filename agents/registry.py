@@ -11,6 +11,8 @@ A spec string names an agent and its parameters::
     ppo:runs/quick__0__20250101-120000/best.zip?deterministic=false
     npz:model.npz
     onnx:exported/
+    zoo:2p
+    search:ismcts?budget=100&rollout=zoo:2p
 
 Built-in agents declare typed parameters (:class:`Param`): values are
 parsed and range-checked, and an unknown kind, name or parameter is a
@@ -21,7 +23,9 @@ from a spec; :func:`list_agents` lists the registered agents, one line each
 This module registers every built-in agent when it is imported: ``random``,
 ``heuristic:*``, ``search:*`` and the path kinds ``ppo:PATH``
 (:mod:`agents.ppo`), ``npz:PATH`` (:mod:`agents.mlp`) and
-``onnx:DIR`` (:mod:`agents.onnx_agent`). Each factory is named by an import
+``onnx:DIR`` (:mod:`agents.onnx_agent`), and the *family* ``zoo:NAME``
+(:mod:`agents.zoo`: the shipped agents, one per card in the zoo folder,
+found when a spec is looked up). Each factory is named by an import
 path into ``agents``, so the heavy modules (torch for ``ppo:``, onnxruntime
 for ``onnx:``) are imported only when such an agent is built.
 
@@ -35,10 +39,16 @@ Two ways to extend the registry:
   ``ppo:PATH``). The loader is called as ``loader(path, seed=seed, **params)``
   with the parameters as strings and validates them itself (raising
   ``ValueError``).
+- :func:`register_family` adds a kind whose named agents are listed when a
+  spec is looked up (``zoo:NAME``): ``lister()`` gives ``(name, doc)`` pairs,
+  ``loader(name, seed=seed, **params)`` builds one. Its members are ordinary
+  named agents (:class:`AgentEntry`) with declared parameters, so an unknown
+  name is a ``ValueError`` listing the available ones.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,8 +57,8 @@ from typing import Any
 from tonk_env.agent import Agent
 
 __all__ = [
-    "AgentEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
-    "parse_spec", "register_agent", "register_kind",
+    "AgentEntry", "FamilyEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
+    "parse_spec", "register_agent", "register_family", "register_kind",
 ]  # fmt: skip
 
 _TRUE = ("1", "true", "on", "yes")
@@ -66,6 +76,8 @@ class Param:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] | None = None
+    #: The value is itself an agent spec (consumers that restrict specs check it too, e.g. the server).
+    agent_spec: bool = False
 
     def parse(self, text: str, where: str) -> Any:
         """Convert and check a spec value; ``ValueError`` names the parameter and what is allowed."""
@@ -153,6 +165,36 @@ class KindEntry:
 
 
 @dataclass(frozen=True)
+class FamilyEntry:
+    """A kind whose named agents are found at lookup time (``zoo:NAME``: one per card in the zoo)."""
+
+    kind: str
+    lister: Callable[[], list[tuple[str, str]]] | str
+    loader: Callable[..., Agent] | str
+    doc: str
+    params: tuple[Param, ...] = ()
+    empty: str = "none registered"
+    """Why there may be no member (said in the error of an unknown name)."""
+
+    @property
+    def key(self) -> str:
+        """``kind:NAME``."""
+        return f"{self.kind}:NAME"
+
+    def members(self) -> list[AgentEntry]:
+        """The family's agents now, each an :class:`AgentEntry` whose factory calls the loader."""
+        return [
+            AgentEntry(self.kind, name, functools.partial(_load_member, self.loader, name), doc, self.params)
+            for name, doc in _resolve(self.lister)()
+        ]
+
+
+def _load_member(loader: Callable[..., Agent] | str, name: str, **kwargs: Any) -> Agent:
+    """Build the family member ``name`` with the family's loader."""
+    return _resolve(loader)(name, **kwargs)
+
+
+@dataclass(frozen=True)
 class Spec:
     """A parsed spec string."""
 
@@ -166,6 +208,7 @@ class Spec:
 
 _AGENTS: dict[str, AgentEntry] = {}
 _KINDS: dict[str, KindEntry] = {}
+_FAMILIES: dict[str, FamilyEntry] = {}
 
 
 def canonical_spec(kind: str, name: str | None, params: Mapping[str, Any]) -> str:
@@ -220,6 +263,8 @@ def register_agent(
 ) -> AgentEntry:
     """Register ``kind[:name]``; the factory is called as ``factory(seed=seed, **params)``."""
     entry = AgentEntry(kind, name, factory, doc, tuple(params))
+    if kind in _FAMILIES:
+        raise ValueError(f"agent kind {kind!r} is already registered as a family")
     if kind in _KINDS:
         raise ValueError(f"agent kind {kind!r} is already registered as a path kind")
     if entry.key in _AGENTS and not replace:
@@ -232,7 +277,7 @@ def register_kind(
     kind: str, loader: Callable[..., Agent] | str, doc: str, replace: bool = False
 ) -> KindEntry:
     """Register a path kind ``kind:PATH``, loaded by ``loader(path, seed=seed, **params)``."""
-    if any(e.kind == kind for e in _AGENTS.values()):
+    if any(e.kind == kind for e in _AGENTS.values()) or kind in _FAMILIES:
         raise ValueError(f"agent kind {kind!r} is already registered with named agents")
     if kind in _KINDS and not replace:
         raise ValueError(f"agent kind {kind!r} is already registered")
@@ -241,7 +286,26 @@ def register_kind(
     return entry
 
 
-def _resolve(target: Callable[..., Agent] | str) -> Callable[..., Agent]:
+def register_family(
+    kind: str,
+    lister: Callable[[], list[tuple[str, str]]] | str,
+    loader: Callable[..., Agent] | str,
+    doc: str,
+    params: tuple[Param, ...] = (),
+    empty: str = "none registered",
+    replace: bool = False,
+) -> FamilyEntry:
+    """Register a family ``kind:NAME``: ``lister()`` names its agents, ``loader(name, ...)`` builds one."""
+    if any(e.kind == kind for e in _AGENTS.values()) or kind in _KINDS:
+        raise ValueError(f"agent kind {kind!r} is already registered")
+    if kind in _FAMILIES and not replace:
+        raise ValueError(f"agent family {kind!r} is already registered")
+    entry = FamilyEntry(kind, lister, loader, doc, tuple(params), empty)
+    _FAMILIES[kind] = entry
+    return entry
+
+
+def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
     if callable(target):
         return target
     module, _, attr = target.partition(":")
@@ -255,7 +319,23 @@ def _resolve(target: Callable[..., Agent] | str) -> Callable[..., Agent]:
 
 
 def _known() -> str:
-    return ", ".join([e.key for e in _AGENTS.values()] + [e.key for e in _KINDS.values()])
+    keys = [e.key for e in _AGENTS.values()] + [e.key for e in _KINDS.values()]
+    return ", ".join(keys + [e.key for e in _FAMILIES.values()])
+
+
+def _family_member(sp: Spec, family: FamilyEntry) -> AgentEntry:
+    """The member ``sp.name`` of a family, or ``ValueError`` listing the available members."""
+    members = family.members()
+    if members:
+        available = f"available {sp.kind} agents: " + ", ".join(m.key for m in members)
+    else:
+        available = f"no {sp.kind} agents are installed ({family.empty})"
+    if sp.name is None:
+        raise ValueError(f"agent spec {str(sp)!r}: {sp.kind} needs a name, as in {sp.kind}:NAME; {available}")
+    for m in members:
+        if m.name == sp.name:
+            return m
+    raise ValueError(f"unknown agent '{sp.kind}:{sp.name}'; {available}")
 
 
 def lookup(spec: str | Spec) -> tuple[Spec, AgentEntry | KindEntry]:
@@ -265,6 +345,8 @@ def lookup(spec: str | Spec) -> tuple[Spec, AgentEntry | KindEntry]:
         if sp.name is None:
             raise ValueError(f"agent spec {str(sp)!r}: {sp.kind} needs a path, as in {sp.kind}:PATH")
         return sp, _KINDS[sp.kind]
+    if sp.kind in _FAMILIES:
+        return sp, _family_member(sp, _FAMILIES[sp.kind])
     kinds = {e.kind for e in _AGENTS.values()}
     if sp.kind not in kinds:
         raise ValueError(f"unknown agent kind {sp.kind!r} in {str(sp)!r}; known agents: {_known()}")
@@ -315,21 +397,32 @@ def check_spec(spec: str) -> str:
     return canonical(spec)
 
 
-def list_agents() -> list[AgentEntry | KindEntry]:
-    """Every registered agent and path kind, in registration order."""
-    return [*_AGENTS.values(), *_KINDS.values()]
+def list_agents() -> list[AgentEntry | KindEntry | FamilyEntry]:
+    """Every registered agent and path kind, in registration order, then each family and its members now."""
+    out: list[AgentEntry | KindEntry | FamilyEntry] = [*_AGENTS.values(), *_KINDS.values()]
+    for family in _FAMILIES.values():
+        out += [family, *family.members()]
+    return out
 
 
 def describe_agents(verbose: bool = False) -> list[str]:
-    """One line per agent (``tonk agents``); ``verbose`` adds one line per parameter."""
+    """One line per agent (``tonk agents``), a family's members under it; ``verbose`` adds the parameters."""
     entries = list_agents()
     width = max(len(e.key) for e in entries) if entries else 0
     lines = []
     for e in entries:
-        lines.append(f"{e.key:{width}s}  {e.doc}")
-        if verbose and isinstance(e, AgentEntry):
-            for p in e.params:
-                lines.append(f"{'':{width}s}    {p.describe()}")
+        doc = e.doc
+        if isinstance(e, FamilyEntry) and not any(
+            m.kind == e.kind for m in entries if isinstance(m, AgentEntry)
+        ):
+            doc += " (none installed)"
+        lines.append(f"{e.key:{width}s}  {doc}")
+        if (
+            verbose
+            and not isinstance(e, KindEntry)
+            and not (isinstance(e, AgentEntry) and e.kind in _FAMILIES)
+        ):
+            lines += [f"{'':{width}s}    {p.describe()}" for p in e.params]
     return lines
 
 
@@ -429,6 +522,21 @@ register_agent(
             "discard rule when discards are not searched",
             choices=("expert", "fast"),
         ),
+        Param(
+            "rollout",
+            str,
+            "",
+            "a network agent's spec (zoo:NAME, npz:FILE, ppo:RUN) that plays the playouts for every "
+            "seat, batched (default: the fast policy)",
+            agent_spec=True,
+        ),
+        Param(
+            "prior",
+            str,
+            "",
+            "a network agent's spec whose choice is searched as one more candidate (default: none)",
+            agent_spec=True,
+        ),
     ),
 )
 
@@ -449,4 +557,13 @@ register_kind(
     "agents.onnx_agent:load_onnx_agent",
     "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "
     "?deterministic=false samples",
+)
+
+register_family(
+    "zoo",
+    "agents.zoo:zoo_listing",
+    "agents.zoo:load_zoo_agent",
+    "a trained agent shipped with a model card in agents/zoo/ (or $TONK_ZOO_DIR); tonk zoo list",
+    (Param("deterministic", bool, True, "play the argmax (false: sample from the policy)"),),
+    empty="the zoo folder, agents/zoo/ or $TONK_ZOO_DIR, holds no cards",
 )

@@ -29,6 +29,18 @@ a fixed margin.
 The rollout policy is the fast policy of :mod:`agents.fast` (also the agent
 ``heuristic:fast``): it reads only what its seat may know, so the rollouts do
 not give the opponents sight of the searcher's cards.
+
+A policy network can join the search (:class:`NetworkPlayouts`):
+
+- ``rollout=SPEC`` (``zoo:NAME``, ``npz:FILE``, ``ppo:RUN``): the network
+  finishes every playout for every seat instead of the fast policy. Each
+  seat's move is chosen from that seat's observation of the sampled world,
+  so the network, too, sees only what its seat may know. All playouts of a
+  decision advance together: one matrix product gives the moves of every
+  unfinished playout.
+- ``prior=SPEC``: the network's choice in the real position is searched as
+  one more candidate (at the start of a turn and in the play phase), so the
+  search can prefer it where the playouts say it is worth more.
 """
 
 from __future__ import annotations
@@ -39,11 +51,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from tonk_env.agent import DecisionTimeout
-from tonk_env.engine import OVER, START, GameState, SeatInfo, payoffs, sample_state, scoring
+from tonk_env.engine import OVER, START, GameState, SeatInfo, legal_actions, payoffs, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
+from tonk_env.engine.rules import TonkRules
+from tonk_env.obs import obs_layout, observation
 
 from .base import BaseAgent
 from .belief import last_turns, world_weight
@@ -51,6 +66,7 @@ from .estimate import extra_cards
 from .fast import FastParams, fast_action, fast_discard, turns_adding_all
 from .hand import in_spread_with
 from .heuristic import ExpertAgent
+from .registry import make_agent
 
 
 def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
@@ -165,6 +181,57 @@ def best_candidate(cands: list[int], values: list[float]) -> int:
     return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
 
 
+def network_agent(spec: str, seed: int | None, param: str) -> Any:
+    """The policy network a spec names (``zoo:``, ``npz:``, ``ppo:``), or ``ValueError`` naming ``param``."""
+    try:
+        agent = make_agent(spec, seed=seed)
+    except ValueError as e:
+        raise ValueError(f"agent 'search:ismcts': parameter {param}={spec!r}: {e}") from None
+    if not (hasattr(agent, "act_batch") and hasattr(agent, "logits")):
+        raise ValueError(
+            f"agent 'search:ismcts': parameter {param}={spec!r} is not a policy network; "
+            "allowed: zoo:NAME, npz:FILE, ppo:RUN (a network agent)"
+        )
+    return agent
+
+
+class NetworkPlayouts:
+    """Finishes many hands at once with a policy network for every seat, its decisions batched."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def finish(self, states: list[GameState], seat: int, check: Any = None) -> list[float]:
+        """Play every state to the end in place; ``seat``'s payoff in each (``check()`` between steps).
+
+        numpy's BLAS runs on one thread here: the products are small, and a BLAS thread per core
+        spin-waiting between them takes the cores from everything else (as in training, train/trainer.py).
+        """
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._finish(states, seat, check)
+
+    def _finish(self, states: list[GameState], seat: int, check: Any) -> list[float]:
+        active = [i for i, s in enumerate(states) if s.phase != OVER]
+        if not active:
+            return [payoffs(s)[seat] for s in states]
+        size = obs_layout(states[0].n).size
+        actions = states[0].table.size
+        while active:
+            if check is not None:
+                check()
+            obs = np.empty((len(active), size), dtype=np.float32)
+            masks = np.zeros((len(active), actions), dtype=np.int8)
+            for k, i in enumerate(active):
+                s = states[i]
+                observation(s, s.cur, obs[k])
+                masks[k, legal_actions(s)] = 1
+            moves = self.policy.act_batch({"observation": obs, "action_mask": masks})
+            for i, a in zip(active, moves, strict=True):
+                states[i].play(a)
+            active = [i for i in active if states[i].phase != OVER]
+        return [payoffs(s)[seat] for s in states]
+
+
 class SearchAgent(BaseAgent):
     """``search:ismcts``: determinized Monte Carlo over the expert's candidates (module docstring)."""
 
@@ -185,6 +252,8 @@ class SearchAgent(BaseAgent):
         caution: float = 0.3,
         discard: str = "expert",
         self_margin: float | None = None,
+        rollout: str = "",
+        prior: str = "",
     ) -> None:
         super().__init__(seed)
         self.budget = budget
@@ -202,6 +271,10 @@ class SearchAgent(BaseAgent):
         self.self_margin = self_margin
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
+        #: The network that plays the playouts (``rollout=``), and the one proposing a candidate (``prior=``).
+        self.rollout_net = network_agent(rollout, seed, "rollout") if rollout else None
+        self.prior_net = network_agent(prior, seed, "prior") if prior else None
+        self.playouts = None if self.rollout_net is None else NetworkPlayouts(self.rollout_net)
         #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent); read
         #: afresh at every world, so a consumer may move it earlier to stop a running decision.
         self.deadline: float | None = None
@@ -210,6 +283,21 @@ class SearchAgent(BaseAgent):
         """Reset the generators (the agent's and its expert's)."""
         super().reseed(seed)
         self.expert.reseed(seed ^ 0x5EED)
+        for k, net in enumerate((self.rollout_net, self.prior_net)):
+            if net is not None and hasattr(net, "reseed"):
+                net.reseed(seed ^ (0xB0B + k))
+
+    def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
+        """Check that the networks (``rollout``, ``prior``) fit this table."""
+        for net in (self.rollout_net, self.prior_net):
+            if net is not None and hasattr(net, "reset_hand"):
+                net.reset_hand(seat, num_players, rules)
+
+    def prior_choice(self, obs: Mapping[str, Any]) -> int | None:
+        """The ``prior`` network's action in the real position (None without one)."""
+        if self.prior_net is None:
+            return None
+        return int(self.prior_net.act(obs, None))
 
     def check_deadline(self) -> None:
         """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
@@ -246,18 +334,25 @@ class SearchAgent(BaseAgent):
             return legal[0]
         if self.budget <= 0:
             return self.expert.act(obs, info)
+        net = self.prior_choice(obs)
         if info.phase != START:
-            return self.play_turn(info)
-        return self.start_turn(info)
+            return self.play_turn(info, net)
+        return self.start_turn(info, net)
 
-    def play_turn(self, info: SeatInfo) -> int:
-        """The play phase: spreads and hits as the expert plays them, a searched discard."""
+    def play_turn(self, info: SeatInfo, net: int | None = None) -> int:
+        """The play phase: spreads and hits as the expert plays them, a searched discard.
+
+        ``net`` (the prior network's choice) is searched too when it differs.
+        """
         a = self.expert.play(info)
         if not DISCARD <= a < HIT_BOOK:
-            return a
-        if self.candidates == 1 and self.discard == "fast":
+            cands = [a]
+        elif self.candidates == 1 and self.discard == "fast" and net is None:
             return fast_discard_action(info)
-        cands = self.expert.discard_candidates(info, self.candidates)
+        else:
+            cands = self.expert.discard_candidates(info, self.candidates)
+        if net is not None and net not in cands:
+            cands.append(net)
         if len(cands) == 1:
             return cands[0]
         worlds, weights = self.worlds(info, self.budget)
@@ -276,9 +371,14 @@ class SearchAgent(BaseAgent):
                 cands.append(TAKE)
         return cands
 
-    def start_turn(self, info: SeatInfo) -> int:
-        """The start of a turn: drop (valued exactly over many worlds), draw or take, by search."""
+    def start_turn(self, info: SeatInfo, net: int | None = None) -> int:
+        """The start of a turn: drop (valued exactly over many worlds), draw or take, by search.
+
+        ``net`` (the prior network's choice) is searched too when it differs.
+        """
         cands = self.continuations(info)
+        if net is not None and net != DROP and net not in cands:
+            cands.append(net)
         worlds: list[World] = []
         weights: list[float] = []
         known: dict[int, float] = {}
@@ -287,7 +387,7 @@ class SearchAgent(BaseAgent):
             d = drop_value(info, worlds, weights)
             if d >= self.sure and TAKE not in cands:
                 return DROP
-            if d > self.hopeless:
+            if d > self.hopeless or net == DROP:
                 known[DROP] = d + self.bias
                 cands.insert(0, DROP)
         if len(cands) == 1:
@@ -319,6 +419,8 @@ class SearchAgent(BaseAgent):
         todo = [i for i, a in enumerate(cands) if a not in known]
         tot = [0.0] * len(cands)
         template = sample_state(info, self.rng)
+        if self.playouts is not None:
+            return self.evaluate_batched(cands, worlds, weights, known, template, seat)
         for (hands, stock), w in zip(worlds, weights, strict=True):
             self.check_deadline()
             if w <= 0.0:
@@ -330,14 +432,46 @@ class SearchAgent(BaseAgent):
         wsum = sum(weights) or 1.0
         return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
 
+    def evaluate_batched(
+        self,
+        cands: list[int],
+        worlds: list[World],
+        weights: list[float],
+        known: dict[int, float],
+        template: GameState,
+        seat: int,
+    ) -> list[float]:
+        """:meth:`evaluate` with the rollout network: every playout of every candidate advanced together."""
+        assert self.playouts is not None
+        todo = [i for i, a in enumerate(cands) if a not in known]
+        states: list[GameState] = []
+        owners: list[tuple[int, float]] = []
+        for (hands, stock), w in zip(worlds, weights, strict=True):
+            if w <= 0.0:
+                continue
+            world = world_state(template, hands, stock)
+            for i in todo:
+                s = world.copy()
+                s.play(cands[i])
+                states.append(s)
+                owners.append((i, w))
+        values = self.playouts.finish(states, seat, self.check_deadline)
+        tot = [0.0] * len(cands)
+        for (i, w), v in zip(owners, values, strict=True):
+            tot[i] += w * v
+        wsum = sum(weights) or 1.0
+        return [known[a] if a in known else tot[i] / wsum for i, a in enumerate(cands)]
+
 
 __all__ = [
+    "NetworkPlayouts",
     "SearchAgent",
     "World",
     "best_candidate",
     "deal_worlds",
     "drop_value",
     "fast_discard_action",
+    "network_agent",
     "play_out",
     "rollout",
     "world_state",

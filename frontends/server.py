@@ -350,6 +350,9 @@ class Lobby:
         except ValueError as e:
             raise HTTPException(400, clip(str(e), 300)) from None
         if isinstance(entry, AgentEntry):
+            for p in entry.params:
+                if p.agent_spec and values.get(p.name):
+                    self.check_agent(str(values[p.name]))  # a nested spec obeys the same rules
             for (key, name), cap in self.limits.caps().items():
                 param = entry.param(name)
                 if entry.key == key and param is not None and values.get(name, param.default) > cap:

@@ -132,6 +132,9 @@ def test_bad_requests_answer_4xx_and_change_nothing(client: TestClient) -> None:
         (client.post("/api/games", json={"agents": ["nosuch"]}), 400, "unknown agent kind"),
         (client.post("/api/games", json={"agents": ["heuristic:greedy?drop_at=99"]}), 400, "maximum"),
         (client.post("/api/games", json={"agents": ["ppo:/etc/passwd"]}), 403, "only the paths"),
+        (client.post("/api/games", json={"agents": ["search:ismcts?rollout=npz:/x.npz"]}), 403, "only the"),
+        (client.post("/api/games", json={"agents": ["search:ismcts?prior=ppo:/etc"]}), 403, "only the paths"),
+        (client.post("/api/games", json={"agents": ["search:ismcts?rollout=nosuch"]}), 400, "unknown agent"),
     ]
     for r, status, text in cases:
         assert r.status_code == status, (r.status_code, r.text)

@@ -3,7 +3,9 @@
 It sits above both ``train`` and ``eval`` (which do not import each other):
 training scores its checkpoints with :func:`eval.duplicate.evaluate`, passed
 in, and the finished run's ``best.zip`` is then evaluated against each
-baseline the same way.
+baseline the same way, and against the zoo's agent for its table (players
+and rules) when the zoo has one (:mod:`agents.zoo`), so the table shows how
+far the quick agent is from the best shipped one.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agents.zoo import find_entry
 from eval.duplicate import evaluate
 from tonk_env.engine import make_rules
 from train.config import load_config
@@ -29,14 +32,21 @@ def run_pipeline(
     seed: int = 2024,
     workers: int = 1,
     progress: bool = True,
+    zoo: bool = True,
 ) -> dict[str, Any]:
-    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` against each baseline."""
+    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` against each baseline.
+
+    ``zoo`` adds the zoo's agent for this table (if there is one) to the opponents.
+    """
     cfg = load_config(config, overrides)
     run_dir = train(cfg, progress=progress, evaluate=evaluate)
     spec = f"ppo:{run_dir / 'best.zip'}"
     rules = make_rules(cfg.rules, **cfg.rule_options)
+    rules_name = cfg.rules + "".join(f" {k}={v}" for k, v in cfg.rule_options.items())
+    entry = find_entry(cfg.players, rules.hash) if zoo else None
+    opponents = [*baselines, *([f"zoo:{entry}"] if entry else [])]
     rows = []
-    for opp in baselines:
+    for opp in opponents:
         res = evaluate(
             [spec, opp],
             hands=hands,
@@ -57,7 +67,13 @@ def run_pipeline(
                 "hands": me.hands,
             }
         )
-    return {"run_dir": str(run_dir), "agent": spec, "results": rows}
+    report: dict[str, Any] = {"run_dir": str(run_dir), "agent": spec, "results": rows}
+    if zoo and entry is None:
+        report["note"] = (
+            f"the zoo has no agent for {cfg.players} players, rules {rules_name} (hash {rules.hash}); "
+            "tonk zoo list shows what it has"
+        )
+    return report
 
 
 def format_pipeline(report: dict[str, Any]) -> str:
@@ -73,4 +89,6 @@ def format_pipeline(report: dict[str, Any]) -> str:
             f"{r['opponent']:22s} {r['mean_stakes']:+11.3f}  [{lo:+.3f}, {hi:+.3f}]  "
             f"{r['win_rate']:8.1%}  {r['hands']:6d}   {verdict}"
         )
+    if report.get("note"):
+        lines.append(report["note"])
     return "\n".join(lines)

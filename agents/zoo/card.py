@@ -1,0 +1,229 @@
+"""Model cards of the zoo: the JSON record of a shipped agent, checked whole, and its Markdown page.
+
+A card ``agents/zoo/<name>.json`` describes the network ``<name>.npz`` next
+to it. Its fields (``FORMAT`` ``tonk-zoo-card/1``):
+
+======================  ==================================================================
+field                   content
+======================  ==================================================================
+``format``              ``tonk-zoo-card/1``
+``name``                the zoo name (``zoo:<name>``)
+``file``, ``sha256``    the network file and the SHA-256 of its bytes (checked at load)
+``num_players``         the table size it was trained for
+``rules``               the rules preset the run named, ``rule_options`` its changes,
+                        ``rules_hash`` the hash of the resolved options (checked at load)
+``obs_version``         the observation layout version (checked at load)
+``network``             ``activation`` and the layer ``sizes`` (inputs, hidden..., logits)
+``source``              the run folder, checkpoint and step it was exported from
+``config``              the run's resolved training config
+``training``            ``steps``, ``wall_seconds``, ``machine`` (as given to ``tonk zoo
+                        add --machine``, else the machine that wrote the card),
+                        ``torch_cpu_capability`` and ``versions`` from the run's ``run.json``
+``commit``              the source commit when the card was written (None outside a git
+                        checkout), ``dirty`` whether the working tree had changes
+``evaluation``          duplicate-deal results: ``hands``, ``seed``, and one row per
+                        opponent (``opponent``, ``mean_stakes``, ``ci95``, ``win_rate``,
+                        ``hands``), weakest opponent first
+``headline``            the opponent whose row is the card's headline (the last one by
+                        default: the strongest baseline)
+``best_response``       None, or what ``tonk exploit`` found: ``margin`` (the best
+                        response's stakes per hand against this agent), ``ci95``,
+                        ``hands``, ``steps``, ``seed``, ``run``, ``commit``
+``created``             when the card was written (UTC, ISO 8601)
+======================  ==================================================================
+
+:func:`check_card` refuses a card with a missing or mistyped field, naming
+it; :func:`render_markdown` writes the human-readable page from the card.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["FORMAT", "check_card", "headline", "headline_row", "render_markdown"]
+
+FORMAT = "tonk-zoo-card/1"
+
+#: Required top-level fields and their JSON types.
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "format": str,
+    "name": str,
+    "file": str,
+    "sha256": str,
+    "num_players": int,
+    "rules": str,
+    "rule_options": dict,
+    "rules_hash": str,
+    "obs_version": int,
+    "network": dict,
+    "source": dict,
+    "config": dict,
+    "training": dict,
+    "evaluation": dict,
+    "headline": str,
+    "created": str,
+}
+
+#: Fields of one evaluation row (and of the best response, with ``margin`` for ``mean_stakes``).
+_ROW: dict[str, type | tuple[type, ...]] = {
+    "opponent": str,
+    "mean_stakes": (int, float),
+    "ci95": list,
+    "win_rate": (int, float),
+    "hands": int,
+}
+_BEST: dict[str, type | tuple[type, ...]] = {
+    "spec": str,
+    "margin": (int, float),
+    "ci95": list,
+    "hands": int,
+    "steps": int,
+    "seed": int,
+}
+
+
+def _need(where: str, data: Mapping[str, Any], fields: Mapping[str, type | tuple[type, ...]]) -> None:
+    """Raise ``ValueError`` naming the first field of ``fields`` missing from ``data`` or of another type."""
+    for key, tp in fields.items():
+        if key not in data:
+            raise ValueError(f"{where}: missing the field {key!r}")
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, tp):
+            kind = tp.__name__ if isinstance(tp, type) else " or ".join(t.__name__ for t in tp)
+            raise ValueError(f"{where}: field {key!r} is {type(value).__name__}, expected {kind}")
+
+
+def _check_interval(where: str, ci: list[Any]) -> None:
+    """A 95% interval: two finite numbers, low first."""
+    if len(ci) != 2 or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in ci) or ci[0] > ci[1]:
+        raise ValueError(f"{where}: ci95 {ci!r} is not an interval [low, high] of finite numbers")
+
+
+def check_card(card: Any, where: str) -> dict[str, Any]:
+    """Return ``card`` if it is a whole zoo card, else raise ``ValueError`` naming ``where`` and the field."""
+    if not isinstance(card, dict):
+        raise ValueError(f"{where}: a card is a JSON object, this is {type(card).__name__}")
+    _need(where, card, _FIELDS)
+    if card["format"] != FORMAT:
+        raise ValueError(f"{where}: card format {card['format']!r}, expected {FORMAT!r}")
+    if not 2 <= card["num_players"] <= 6:
+        raise ValueError(f"{where}: num_players {card['num_players']} is not 2..6")
+    if card["file"] != f"{card['name']}.npz":
+        raise ValueError(f"{where}: file {card['file']!r} is not {card['name']}.npz")
+    ev = card["evaluation"]
+    _need(f"{where}: evaluation", ev, {"hands": int, "seed": int, "results": list})
+    if not ev["results"]:
+        raise ValueError(f"{where}: evaluation has no results")
+    for i, row in enumerate(ev["results"]):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: evaluation result {i} is not an object")
+        _need(f"{where}: evaluation result {i}", row, _ROW)
+        _check_interval(f"{where}: evaluation result {i}", row["ci95"])
+    headline_row(card, where)
+    best = card.get("best_response")
+    if best is not None:
+        if not isinstance(best, dict):
+            raise ValueError(f"{where}: best_response is not an object or null")
+        _need(f"{where}: best_response", best, _BEST)
+        _check_interval(f"{where}: best_response", best["ci95"])
+    return card
+
+
+def headline_row(card: Mapping[str, Any], where: str = "card") -> dict[str, Any]:
+    """The evaluation row named by the card's ``headline``."""
+    for row in card["evaluation"]["results"]:
+        if row["opponent"] == card["headline"]:
+            return dict(row)
+    known = ", ".join(r["opponent"] for r in card["evaluation"]["results"])
+    raise ValueError(f"{where}: headline {card['headline']!r} is not an evaluated opponent ({known})")
+
+
+def _rules_text(card: Mapping[str, Any]) -> str:
+    opts = card["rule_options"]
+    return card["rules"] + "".join(f" {k}={v}" for k, v in opts.items())
+
+
+def headline(card: Mapping[str, Any]) -> str:
+    """One line: table, rules, the headline result and the best response's margin (``tonk agents``)."""
+    row = headline_row(card)
+    lo, hi = row["ci95"]
+    text = (
+        f"{card['num_players']} players, {_rules_text(card)}: {row['mean_stakes']:+.3f} stakes/hand "
+        f"vs {row['opponent']} [{lo:+.3f}, {hi:+.3f}]"
+    )
+    best = card.get("best_response")
+    if best:
+        text += f"; a best response wins {best['margin']:+.3f}"
+    return text
+
+
+def render_markdown(card: Mapping[str, Any]) -> str:
+    """The human-readable page of a card (``agents/zoo/<name>.md``)."""
+    tr = card["training"]
+    net = card["network"]
+    src = card["source"]
+    ev = card["evaluation"]
+    dirty = " (with local changes)" if card.get("dirty") else ""
+    lines = [
+        f"# zoo:{card['name']}",
+        "",
+        f"{headline(card)}.",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| players | {card['num_players']} |",
+        f"| rules | {_rules_text(card)} (hash `{card['rules_hash']}`) |",
+        f"| observation layout | version {card['obs_version']} |",
+        f"| network | {net.get('activation', '?')}, layers {net.get('sizes', '?')} |",
+        f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",
+        f"| trained | {_steps(tr.get('steps'))} steps in {_duration(tr.get('wall_seconds'))} |",
+        f"| machine | {tr.get('machine', '?')} (torch kernels {tr.get('torch_cpu_capability', '?')}) |",
+        f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, step {src.get('step', '?')} |",
+        f"| commit | {card.get('commit') or 'unknown'}{dirty} |",
+        f"| card written | {card['created']} |",
+        "",
+        f"## Evaluation ({ev['hands']} duplicate hands per opponent, seed {ev['seed']})",
+        "",
+        "| opponent | stakes/hand | 95% CI | win rate | hands |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in ev["results"]:
+        lo, hi = row["ci95"]
+        lines.append(
+            f"| {row['opponent']} | {row['mean_stakes']:+.3f} | [{lo:+.3f}, {hi:+.3f}] | "
+            f"{row['win_rate']:.1%} | {row['hands']} |"
+        )
+    lines += ["", "## Best response", ""]
+    best = card.get("best_response")
+    if best:
+        lo, hi = best["ci95"]
+        lines.append(
+            f"A best response trained for {best['steps']:,} steps against this agent in every other seat "
+            f"(`tonk exploit zoo:{card['name']} --steps {best['steps']} --seed {best['seed']}`) wins "
+            f"{best['margin']:+.3f} stakes/hand [{lo:+.3f}, {hi:+.3f}] over {best['hands']} duplicate hands "
+            f"(run `{best.get('run', '?')}`, commit {best.get('commit') or 'unknown'})."
+        )
+    else:
+        name = card["name"]
+        lines.append(
+            f"Not measured yet: `tonk exploit zoo:{name}`, then `tonk zoo card {name} --exploit RUN_DIR`."
+        )
+    lines += ["", "This page is written from the card `" + card["name"] + ".json` by `tonk zoo card`.", ""]
+    return "\n".join(lines)
+
+
+def _steps(steps: Any) -> str:
+    """``1,000,000`` (``?`` when unknown)."""
+    return f"{steps:,}" if isinstance(steps, int) else "?"
+
+
+def _duration(seconds: Any) -> str:
+    """``3 h 20 min`` from seconds (``?`` when unknown)."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = int(round(seconds / 60))
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
