@@ -54,6 +54,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from tonk_env.agent import DecisionTimeout
+from tonk_env.core import BatchGames
 from tonk_env.engine import OVER, START, GameState, SeatInfo, legal_actions, payoffs, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
 from tonk_env.engine.cards import VALUES, hand_value
@@ -196,18 +197,29 @@ def network_agent(spec: str, seed: int | None, param: str) -> Any:
 
 
 class NetworkPlayouts:
-    """Finishes many hands at once with a policy network for every seat, its decisions batched."""
+    """Finishes many hands at once with a policy network for every seat, its decisions batched.
 
-    def __init__(self, policy: Any) -> None:
+    The hands run on the compiled core (:mod:`tonk_env.core`): each state is
+    loaded into a row, and every round one kernel call writes all masks and
+    observations and one applies all moves; the engine is the fallback
+    (``core=False``) and gives the same payoffs (tests/test_search_rollout.py).
+    """
+
+    def __init__(self, policy: Any, core: bool = True) -> None:
         self.policy = policy
+        self.core = core
+        self._batch: BatchGames | None = None  # reused while the rules and players stay
 
     def finish(self, states: list[GameState], seat: int, check: Any = None) -> list[float]:
         """Play every state to the end in place; ``seat``'s payoff in each (``check()`` between steps).
 
         numpy's BLAS runs on one thread here: the products are small, and a BLAS thread per core
         spin-waiting between them takes the cores from everything else (as in training, train/trainer.py).
+        With the core, the states themselves are left as they were; their payoffs are returned.
         """
         with threadpool_limits(limits=1, user_api="blas"):
+            if self.core and states:
+                return self._finish_core(states, seat, check)
             return self._finish(states, seat, check)
 
     def _finish(self, states: list[GameState], seat: int, check: Any) -> list[float]:
@@ -230,6 +242,27 @@ class NetworkPlayouts:
                 states[i].play(a)
             active = [i for i in active if states[i].phase != OVER]
         return [payoffs(s)[seat] for s in states]
+
+    def _finish_core(self, states: list[GameState], seat: int, check: Any) -> list[float]:
+        s0 = states[0]
+        b = self._batch
+        if b is None or b.rules != s0.rules or b.n != s0.n or b.batch_size < len(states):
+            b = self._batch = BatchGames(s0.rules, s0.n, max(len(states), 64), deal=False)
+        count = len(states)
+        for i, s in enumerate(states):
+            b.load(i, s)
+        rows = np.array([i for i, s in enumerate(states) if s.phase != OVER], dtype=np.int64)
+        masks = np.zeros((count, b.num_actions), dtype=np.int8)
+        obs = np.zeros((count, b.obs_size), dtype=np.float32)
+        while rows.size:
+            if check is not None:
+                check()
+            b.legal_masks(masks, count)
+            b.observe(obs, count)
+            moves = self.policy.act_batch({"observation": obs[rows], "action_mask": masks[rows]})
+            ended = b.step_rows(rows, np.asarray(moves, dtype=np.int64))
+            rows = rows[~ended]
+        return [float(x) for x in b.payoffs[:count, seat]]
 
 
 class SearchAgent(BaseAgent):

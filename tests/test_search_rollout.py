@@ -10,7 +10,7 @@ import pytest
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from agents.search import NetworkPlayouts, SearchAgent
-from tonk_env.engine import is_over, make_rules, new_game, seat_info
+from tonk_env.engine import is_over, legal_actions, make_rules, new_game, seat_info
 from tonk_env.obs import obs_layout
 from tonk_env.play import play, start_hand
 
@@ -69,9 +69,11 @@ def test_rollout_network_plays_every_playout_in_batches(
 def test_network_playouts_finish_every_hand(tmp_path: Path) -> None:
     policy = MLPPolicy.load_npz(_net(tmp_path / "net.npz"))
     states = [new_game(make_rules(), 2, seed=k) for k in range(7)]
-    values = NetworkPlayouts(policy).finish(states, seat=0)
+    on_core = NetworkPlayouts(policy).finish(states, seat=0)  # the core leaves the states alone
+    assert not any(is_over(s) for s in states)
+    values = NetworkPlayouts(policy, core=False).finish(states, seat=0)  # the engine plays them out
     assert all(is_over(s) for s in states)
-    assert values == [s.result.payoffs[0] for s in states]
+    assert values == [s.result.payoffs[0] for s in states] == on_core
 
 
 def test_the_rollout_changes_the_searched_values(tmp_path: Path) -> None:
@@ -110,3 +112,24 @@ def test_a_network_for_another_table_is_refused(tmp_path: Path) -> None:
     agent = make_agent(f"search:ismcts?rollout=npz:{net}")
     with pytest.raises(ValueError, match="trained for 3 players"):
         start_hand([agent, make_agent("random")], 2, make_rules())
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_core_playouts_pay_what_engine_playouts_pay(tmp_path: Path, players: int) -> None:
+    """The network's playouts on the compiled core and on the engine: the same moves, the same payoffs."""
+    net = make_agent(f"npz:{_net(tmp_path / 'net.npz', players)}", seed=0)
+    rng = np.random.default_rng(players)
+    states = []
+    for k in range(40):
+        s = new_game(make_rules(), players, seed=k)
+        for _ in range(int(rng.integers(0, 9))):  # some positions mid-hand, some finished
+            if is_over(s):
+                break
+            legal = legal_actions(s)
+            s.play(legal[int(rng.integers(len(legal)))])
+        states.append(s)
+    for seat in range(players):
+        engine = NetworkPlayouts(net, core=False).finish([s.copy() for s in states], seat)
+        core = NetworkPlayouts(net, core=True).finish([s.copy() for s in states], seat)
+        assert core == [float(x) for x in engine]
+    assert any(v != 0 for v in engine) and not all(is_over(s) for s in states)

@@ -14,18 +14,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.actions import action_table
+from ..engine.actions import DISCARD, TAKE, action_table
 from ..engine.cards import SUIT_VALUE, VALUES
 from ..engine.rules import TonkRules, make_rules
+from ..engine.state import GameState
 from ..obs import obs_layout
 from ..odds import SELECTION, above_table
 from .kernels import (
+    C_ADDS,
+    C_BOOKT,
     C_CUR,
+    C_DECK,
+    C_DISC,
+    C_HANDS,
+    C_HIGHT,
+    C_KNOWN,
+    C_LAST,
+    C_LOWT,
+    C_NSP,
+    C_OWNER,
+    C_PHASE,
+    C_PILE,
+    C_PILEN,
+    C_PTR,
+    C_SPHI,
+    C_SPKEY,
+    C_SPKIND,
+    C_SPLO,
+    C_SPMASK,
+    C_SPOWNER,
+    C_TAKEN,
+    C_TURN,
+    C_WAITS,
     F_INSTANT_PAY,
     F_RUN_PAY,
     F_SELECTION,
     F_TONK_PAY,
     MAX_SEATS,
+    MAX_SPREADS,
     NUM_COLS,
     NUM_FPARAMS,
     NUM_PARAMS,
@@ -45,6 +71,7 @@ from .kernels import (
     P_UPCARD,
     P_WAIT_CUMULATIVE,
     apply_action,
+    apply_rows,
     deal,
     masks_batch,
     observe_batch,
@@ -111,7 +138,12 @@ class BatchGames:
     """``batch_size`` hands of Tonk under one ruleset, on preallocated arrays (see the module docstring)."""
 
     def __init__(
-        self, rules: TonkRules | str | None, num_players: int, batch_size: int, seed: int = 0
+        self,
+        rules: TonkRules | str | None,
+        num_players: int,
+        batch_size: int,
+        seed: int = 0,
+        deal: bool = True,
     ) -> None:
         self.rules = make_rules(rules) if isinstance(rules, str) else (rules or make_rules())
         self.n = num_players
@@ -122,6 +154,7 @@ class BatchGames:
         self.shapes, self.suit_runs = action_shapes(self.rules.ace_high)
         self.above = _above_array()
         self.num_actions = int(self.P[P_ACTIONS])
+        self.max_spreads = MAX_SPREADS
         self.obs_size = obs_layout(num_players).size
         self.seed = int(seed)
         self.dealer = num_players - 1
@@ -134,7 +167,8 @@ class BatchGames:
         self.legal_ids = np.zeros((self.batch_size, self.num_actions), dtype=np.int64)
         self.legal_counts = np.zeros(self.batch_size, dtype=np.int64)
         self._dealt = False
-        self.reset()
+        if deal:
+            self.reset()
 
     def deck_of(self, game: int, index: int) -> list[int]:
         """The deck (top first) of game ``game``'s ``index``-th seeded deal."""
@@ -168,21 +202,29 @@ class BatchGames:
         d = self.dealer if dealer is None else dealer
         return bool(deal(self.state, self.payoffs, game, deck, d, self.P, self.F, self.instant, _SUIT_VALUE))
 
-    def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
+    def legal_masks(self, out: np.ndarray | None = None, count: int | None = None) -> np.ndarray:
         """Write every game's legal-action mask (int8 ``[batch, actions]``) and return it.
 
         The same call writes the legal ids, ascending, into ``legal_ids[g, :legal_counts[g]]``.
+        ``count``: only the first ``count`` games (``out`` then has ``count`` rows).
         """
+        k = self.batch_size if count is None else count
         if out is None:
-            out = np.zeros((self.batch_size, self.num_actions), dtype=np.int8)
-        masks_batch(self.state, self.P, self.shapes, self.suit_runs, out, self.legal_ids, self.legal_counts)
+            out = np.zeros((k, self.num_actions), dtype=np.int8)
+        masks_batch(
+            self.state[:k], self.P, self.shapes, self.suit_runs, out, self.legal_ids, self.legal_counts
+        )
         return out
 
-    def observe(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Write the acting seat's observation of every game (float32 ``[batch, obs]``) and return it."""
+    def observe(self, out: np.ndarray | None = None, count: int | None = None) -> np.ndarray:
+        """Write the acting seat's observation of every game (float32 ``[batch, obs]``) and return it.
+
+        ``count``: only the first ``count`` games (``out`` then has ``count`` rows).
+        """
+        k = self.batch_size if count is None else count
         if out is None:
-            out = np.zeros((self.batch_size, self.obs_size), dtype=np.float32)
-        observe_batch(self.state, self.P, self.F, self.above, _SUIT_VALUE, out)
+            out = np.zeros((k, self.obs_size), dtype=np.float32)
+        observe_batch(self.state[:k], self.P, self.F, self.above, _SUIT_VALUE, out)
         return out
 
     def current_players(self) -> np.ndarray:
@@ -212,6 +254,69 @@ class BatchGames:
             self.seed, self.counters, self.dealer, masks, self.legal_ids, self.legal_counts, obs,
         )  # fmt: skip
         return self.rewards, self.dones
+
+    def step_rows(self, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Play ``actions[i]`` in game ``rows[i]`` (legal, unchecked; no auto-reset); which hands ended."""
+        ended = np.zeros(len(rows), dtype=np.bool_)
+        apply_rows(
+            self.state, self.payoffs, np.asarray(rows, dtype=np.int64), np.asarray(actions, dtype=np.int64),
+            self.P, self.F, self.shapes, _VALUES, _SUIT_VALUE, ended,
+        )  # fmt: skip
+        return ended
+
+    def load(self, game: int, s: GameState) -> None:
+        """Set game ``game`` to the engine state ``s``: any position of these rules and players.
+
+        The deal order is not part of a position; the stock (``s.stock``, top
+        last) is written at the end of the row's deck, so draws take the same
+        cards. Sampled worlds (``tonk_env.engine.sample_state``) load the same way.
+        """
+        if s.rules != self.rules or s.n != self.n:
+            raise ValueError(
+                f"load: a {s.n}-player state of rules {s.rules.hash} into a {self.n}-player core of "
+                f"rules {self.rules.hash}"
+            )
+        if len(s.spreads) > self.max_spreads:
+            raise ValueError(
+                f"load: {len(s.spreads)} spreads on the table; the core holds {self.max_spreads}"
+            )
+        row = self.state[game]
+        row[:] = 0
+        self.payoffs[game] = 0.0
+        n = s.n
+        row[C_CUR] = s.cur
+        row[C_PHASE] = s.phase
+        row[C_TAKEN] = s.taken
+        row[C_TURN] = s.turn
+        row[C_DISC] = s.discarded
+        row[C_BOOKT] = s.book_targets
+        row[C_HIGHT] = s.high_targets
+        row[C_LOWT] = s.low_targets
+        stock = s.stock
+        ptr = 52 - len(stock)
+        row[C_PTR] = ptr
+        row[C_DECK + ptr : C_DECK + 52] = stock[::-1]
+        row[C_PILEN] = len(s.pile)
+        row[C_PILE : C_PILE + len(s.pile)] = s.pile
+        row[C_NSP] = len(s.spreads)
+        for i, sp in enumerate(s.spreads):
+            row[C_SPMASK + i] = sp.mask
+            row[C_SPKIND + i] = sp.kind
+            row[C_SPKEY + i] = sp.key
+            row[C_SPLO + i] = sp.lo
+            row[C_SPHI + i] = sp.hi
+            row[C_SPOWNER + i] = sp.owner
+        row[C_HANDS : C_HANDS + n] = s.hands
+        row[C_KNOWN : C_KNOWN + n] = s.known
+        row[C_OWNER : C_OWNER + n] = s.spread_owner_masks
+        row[C_WAITS : C_WAITS + n] = s.waits
+        for p, a in s.history:  # what the observation reads from the public history
+            if a <= TAKE:
+                row[C_ADDS + p] += a > 0
+            elif a < DISCARD + 52:
+                row[C_LAST + p] = VALUES[a - DISCARD]
+        if s.result is not None:
+            self.payoffs[game, :n] = s.result.payoffs
 
     def step_one(self, game: int, action: int) -> bool:
         """Play a legal action in one game (no auto-reset); True if its hand ended."""

@@ -866,3 +866,21 @@ def step_observe_batch(
                     rewards[g, s] += pay[g, s]
         counts[g] = legal_into(S, g, P, shapes, suit_runs, masks[g], ids[g])
         observe_into(S, g, S[g, C_CUR], P, F, above, suit_value, obs[g])
+
+
+@njit(cache=True)
+def apply_rows(
+    S: np.ndarray,
+    pay: np.ndarray,
+    rows: np.ndarray,
+    actions: np.ndarray,
+    P: np.ndarray,
+    F: np.ndarray,
+    shapes: np.ndarray,
+    values: np.ndarray,
+    suit_value: np.ndarray,
+    ended: np.ndarray,
+) -> None:
+    """Play ``actions[i]`` in game ``rows[i]`` (no auto-reset); ``ended[i]``: that hand ended."""
+    for i in range(rows.shape[0]):
+        ended[i] = apply_action(S, pay, rows[i], actions[i], P, F, shapes, values, suit_value)
