@@ -1,10 +1,28 @@
-"""Tonk RL environments. The rules engine lives in :mod:`tonk_env.engine`."""
+"""Tonk RL environments. The rules engine lives in :mod:`tonk_env.engine`.
+
+Importing the package registers the Gymnasium id ``tonk_env/TonkSingle-v0``
+(:data:`ENV_ID`): ``gymnasium.make(ENV_ID, ...)`` builds the single-agent env
+(:class:`tonk_env.single.TonkSingleAgentEnv`) and ``gymnasium.make_vec(ENV_ID,
+num_envs=N, vectorization_mode="vector_entry_point", ...)`` the batched one
+(:class:`tonk_env.vector.TonkVectorEnv`). Importing the engine must not import
+gymnasium, so the registration waits for gymnasium: it runs at once when
+gymnasium is already imported, else right after gymnasium's own import.
+"""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 __version__ = "0.1.0"
+
+ENV_ID = "tonk_env/TonkSingle-v0"
+"""The Gymnasium id of the single-agent env (and, with ``make_vec``, of the vector env)."""
 
 
 def __getattr__(name: str) -> Any:  # lazy: importing the engine must not pull in RL libraries
@@ -13,3 +31,44 @@ def __getattr__(name: str) -> Any:  # lazy: importing the engine must not pull i
 
         return getattr(aec, name)
     raise AttributeError(f"module 'tonk_env' has no attribute {name!r}")
+
+
+def register_envs() -> None:
+    """Register :data:`ENV_ID` with Gymnasium (once; the entry points are strings, imported on ``make``)."""
+    from gymnasium.envs.registration import register, registry
+
+    if ENV_ID not in registry:
+        register(
+            id=ENV_ID,
+            entry_point="tonk_env.single:TonkSingleAgentEnv",
+            vector_entry_point="tonk_env.vector:TonkVectorEnv",
+        )
+
+
+class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
+    """Finds gymnasium with the other finders and registers the envs once its module has run."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "gymnasium":
+            return None
+        sys.meta_path.remove(self)  # one time only; find_spec below asks the other finders
+        spec = importlib.util.find_spec(fullname)
+        loader = spec.loader if spec is not None else None
+        run = getattr(loader, "exec_module", None)
+        if spec is None or loader is None or run is None:
+            return spec
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            register_envs()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader
+        return spec
+
+
+if "gymnasium" in sys.modules:
+    register_envs()
+elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterAfterGymnasium())

@@ -189,7 +189,10 @@ class TrainConfig:
     vec_env: str = "dummy"
     """``dummy`` (one process; :class:`train.vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
     evaluates the frozen network opponents of all envs in batches) or ``subproc`` (one process
-    per env, ``SubprocVecEnv``; slower on 2 cores)."""
+    per env, ``SubprocVecEnv``; slower on 2 cores) or ``core`` (all envs as one
+    :class:`tonk_env.vector.TonkVectorEnv` on the compiled core, :mod:`train.core_vec`: the same
+    game, opponents, shaping and oracle features, with the random baseline played in the kernel and
+    other deals and random streams than ``dummy``)."""
     reward_scale: float = 1.0
     """Rewards are stakes times this."""
     shaping_coef: float = 0.0
@@ -381,8 +384,8 @@ def _validate_choices(cfg: TrainConfig) -> None:
     """Rules, players and the settings chosen from a list of names."""
     rules = make_rules(cfg.rules, **cfg.rule_options)  # raises ValueError naming the option
     rules.check_players(cfg.players)
-    if cfg.vec_env not in ("dummy", "subproc"):
-        _invalid("vec_env", cfg.vec_env, "dummy or subproc")
+    if cfg.vec_env not in ("dummy", "subproc", "core"):
+        _invalid("vec_env", cfg.vec_env, "dummy, subproc or core")
     if cfg.net.activation not in ("tanh", "relu"):
         _invalid("net.activation", cfg.net.activation, "tanh or relu")
     if cfg.net.critic not in ("public", "oracle"):

@@ -52,6 +52,7 @@ from tonk_env.obs import OBS_VERSION, obs_layout
 from .callbacks import TonkCallback, append_jsonl, read_best_score, read_pool
 from .checkpoint import RunCheckpoint, init_from_checkpoint, read_run_checkpoint, restore_checkpoint
 from .config import TrainConfig, config_from_dict, merge
+from .core_vec import make_core_vec_env
 from .evaluation import Evaluator, require_evaluator
 from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
 from .policy import TonkMaskablePolicy
@@ -158,6 +159,10 @@ class _LinearSchedule:
 
 
 def _make_vec_env(cfg: TrainConfig) -> Any:
+    if cfg.vec_env == "core":
+        core = make_core_vec_env(cfg)
+        core.seed(cfg.seed)
+        return core
     fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
     vec = (
         SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else BatchedOpponentsVecEnv(fns)

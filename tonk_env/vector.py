@@ -1,0 +1,773 @@
+"""Gymnasium vector Tonk: ``num_envs`` single-agent games stepped at once on the compiled core.
+
+:class:`TonkVectorEnv` is the batched form of the single-agent env
+(:mod:`tonk_env.single`, whose docstring defines the game seen from the
+learner's seat): game ``g`` of the batch behaves as one
+``TonkSingleAgentEnv``, the learner's seat against opponents that act inside
+``step()``, a hand per episode, the payoff (× ``reward_scale``) as the reward
+at the hand's end, ``early_end="deliver"`` with the :data:`ACKNOWLEDGE`
+action for hands that end before the learner acts, and the end-of-hand info
+of :mod:`tonk_env.outcome`. The rules, observations and masks run on the
+compiled core (:mod:`tonk_env.core`), which equals the engine exactly.
+
+=========================  ==================================================================
+space / value              content
+=========================  ==================================================================
+``single_observation_      the learner's observation (``tonk_env.obs``); with ``oracle=True``
+space``                    followed by :func:`privileged_size` floats of what the learner
+                           cannot see (every opponent's hand and count, the next stock card:
+                           ``train.oracle.privileged_features``)
+``observation_space``      ``Box`` of shape ``(num_envs, size)``, float32
+``action_space``           ``MultiDiscrete([A] * num_envs)``; ``A`` = 540 (580 with ``ace_high``)
+``action_masks()``         int8 ``(num_envs, A)``: the learner's legal actions per game (only
+                           :data:`ACKNOWLEDGE` in a hand that ended before the learner acted)
+rewards                    float64 ``(num_envs,)``: the payoff × ``reward_scale`` at a hand's end
+terminations               True where the hand ended; ``truncations`` are always False
+=========================  ==================================================================
+
+Autoreset is Gymnasium's *same-step* mode (``metadata["autoreset_mode"]``):
+a game whose hand ends in a step is dealt its next hand in that step; the
+step returns the new hand's observation, and ``infos`` holds the finished
+hand's last observation under ``"final_obs"`` (an object array, ``None``
+where no hand ended) and its end-of-hand info under ``"final_info"`` (a dict
+of arrays), each with its boolean mask (``"_final_obs"``, ``"_final_info"``),
+plus the new hand's reset info (``learner_seat``, ``hand_over``, ...) as the
+single env's ``reset()`` gives it, for the games that were dealt again.
+
+Deals: game ``g``'s ``k``-th hand after ``reset(seed=s)`` is dealt from
+``seeded_deck(s, g, k)`` (:meth:`TonkVectorEnv.deck_of`), so a hand can be
+replayed through the engine or the single env (``reset(options={"deck": ...})``);
+the same seed gives the same games.
+
+Opponents
+---------
+As in the single env: None (random), one agent for every opponent seat, one
+per opponent seat, or an opponent sampler (:func:`~tonk_env.single.as_sampler`),
+here also a list of ``num_envs`` samplers (one per game), called once per hand
+with the game's own generator. How each opponent is played:
+
+- a :class:`~tonk_env.agent.RandomPolicy` (the default) plays inside the
+  compiled step, uniformly among the legal actions, from the game's own
+  generator (not the policy's);
+- an agent whose ``reads_info`` is false (a network) acts on the core's
+  observation and mask: agents with a ``batch_key`` (copies with equal keys
+  hold equal weights), ``logits`` and ``pick`` are evaluated in one matrix
+  product per key and round, each row picked by its own copy (as
+  :mod:`train.vec` does); others with ``act_batch`` in one call per agent
+  and round; the rest row by row;
+- any other agent (heuristics, search) plays through a reference-engine
+  mirror of its game (``tonk_env.engine.new_game`` on the same deck, kept in
+  step with the core), with ``LazyObs`` and ``seat_info`` as
+  :func:`tonk_env.play.decide` gives them.
+
+Every seated agent is told ``reset_hand`` at the start of each hand; one
+object shared by many games is told each game's seats in turn (give
+stateful agents through a sampler that returns one per game). An illegal
+answer raises ``IllegalActionError`` naming the opponent and the game.
+
+An illegal learner action raises ``IllegalActionError`` naming the game, the
+action and the legal actions (``illegal_action="raise"``, the default), or
+ends that game's hand with ``illegal_penalty`` × ``reward_scale``
+(``"penalize"``). What the core cannot do is refused with a ``ValueError``:
+``early_end="redeal"``, render modes, tables of more than six players.
+With ``check=True`` every game keeps an engine mirror and every step is
+compared with it (observations, masks, payoffs, infos): slow, for tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .agent import Agent, AgentLike, RandomPolicy, as_agent
+from .core.batch import action_shapes, rules_params
+from .core.kernels import C_CUR, C_HANDS, C_TURN, DRAW, DROP, HIT_BOOK, MAX_SEATS, NUM_COLS, deal, seeded_deck
+from .core.vector_kernels import (
+    LOG_SIZE,
+    ST_OVER,
+    ST_WAIT,
+    advance,
+    deal_seeded,
+    learner_masks,
+    observe_learners,
+    observe_rows,
+    privileged_games,
+    seed_generators,
+)
+from .engine import IllegalActionError, TonkRules, action_table, hand_value, make_rules, new_game, scoring
+from .engine.cards import SUIT_VALUE, VALUES
+from .engine.state import GameState, legal_mask
+from .obs import obs_layout, observation
+from .odds import above_table
+from .outcome import illegal_info, result_info
+from .play import decide, start_hand
+from .settings import check_illegal_action, check_reward_scale
+from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
+from .spaces import action_space, observation_box
+
+_SUIT_VALUE = np.array(SUIT_VALUE, dtype=np.int64)
+_VALUES = np.array(VALUES, dtype=np.int64)
+_ABOVE = np.array(above_table(), dtype=np.float64)
+_NO_GAMES = np.zeros(0, dtype=np.int64)
+#: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
+_KERNEL_RANDOM = RandomPolicy(0)
+
+Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
+"""``(game, final observation, final info)`` of each hand that ended in a step."""
+
+
+def privileged_size(num_players: int) -> int:
+    """Floats ``oracle=True`` appends to the observation (``train.oracle.privileged_size``)."""
+    return 53 * (num_players - 1) + 52
+
+
+def batch_infos(entries: Sequence[tuple[int, dict[str, Any]]], num_envs: int) -> dict[str, Any]:
+    """Gymnasium's vector info dict of per-game infos: ``key`` an array over the games, ``_key`` its mask.
+
+    Like ``VectorEnv._add_info``, except that a key whose values are not all
+    numbers of one kind (a seat or None, a list) gets an object array, whatever
+    the values of this step are: ``ended_by``, ``payoffs`` and ``counts`` are
+    always object arrays, ``turns`` int64, ``skipped_payoff`` float64.
+    """
+    values: dict[str, list[tuple[int, Any]]] = {}
+    for g, info in entries:
+        for key, v in info.items():
+            values.setdefault(key, []).append((g, v))
+    out: dict[str, Any] = {}
+    for key, items in values.items():
+        kinds = {type(v) for _, v in items}
+        dtype: Any = object
+        if key not in _OBJECT_KEYS and len(kinds) == 1:
+            dtype = {bool: np.bool_, int: np.int64, float: np.float64}.get(kinds.pop(), object)
+        array = (
+            np.zeros(num_envs, dtype=dtype) if dtype is not object else np.full(num_envs, None, dtype=object)
+        )
+        mask = np.zeros(num_envs, dtype=np.bool_)
+        for g, v in items:
+            array[g] = v
+            mask[g] = True
+        out[key], out[f"_{key}"] = array, mask
+    return out
+
+
+#: Info keys whose values are not one kind of number in every hand (a seat or None, lists).
+_OBJECT_KEYS = frozenset({"ended_by", "payoffs", "counts", "detail", "result_kind", "action"})
+
+
+class CoreMirrorError(AssertionError):
+    """With ``check=True``: the compiled core and its engine mirror disagree."""
+
+
+class TonkVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` learner-seat games of Tonk on the compiled core (see the module docstring).
+
+    The options are the single env's (:class:`~tonk_env.single.TonkSingleAgentEnv`)
+    plus ``num_envs``, ``oracle`` (append the privileged features to the
+    observation, for an oracle critic) and ``check`` (compare with engine
+    mirrors at every step).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": [], "name": "tonk_vector_v0"}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        num_players: int = 2,
+        rules: str | TonkRules = "standard",
+        opponents: AgentLike | Sequence[AgentLike] | None = None,
+        learner_seat: int | str = 0,
+        reward_scale: float = 1.0,
+        *,
+        opponent_sampler: OpponentSampler | Sequence[OpponentSampler] | None = None,
+        dealer: int | str | None = None,
+        illegal_action: str = "raise",
+        illegal_penalty: float = -1.0,
+        render_mode: str | None = None,
+        early_end: str = "deliver",
+        oracle: bool = False,
+        check: bool = False,
+        **rule_options: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if early_end != "deliver":
+            raise ValueError(
+                f"early_end={early_end!r}: the vector env only delivers hands that end before the "
+                "learner acts (early_end='deliver'); use TonkSingleAgentEnv for 'redeal'"
+            )
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r}: the vector env does not render; pass None")
+        self.rules = make_rules(rules, **rule_options)
+        n = self.num_players = num_players
+        # rules_params refuses what the core cannot do (tables of more than six players)
+        self.P, self.F, self.instant = rules_params(self.rules, num_players)
+        self.shapes, self.suit_runs = action_shapes(self.rules.ace_high)
+        if learner_seat != "random" and not (
+            isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
+        ):
+            raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+        if (
+            dealer is not None
+            and dealer != "random"
+            and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
+        ):
+            raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
+        if not isinstance(oracle, bool) or not isinstance(check, bool):
+            raise ValueError(f"oracle and check must be True or False, got {oracle!r} and {check!r}")
+        self._seat_choice = learner_seat
+        self._dealer_choice = dealer
+        self.reward_scale = check_reward_scale(reward_scale)
+        self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
+        self.illegal_action = illegal_action
+        self.render_mode = None
+        self.early_end = early_end
+        self.oracle = oracle
+        self.check = check
+        self.num_envs = num_envs
+        self._samplers, self._fixed = self._opponent_setup(opponents, opponent_sampler)
+
+        self._table = action_table(self.rules.ace_high)
+        self.num_actions = self._table.size
+        self.obs_size = obs_layout(n).size
+        base = observation_box(self.rules, n)
+        if oracle:
+            extra = privileged_size(n)
+            base = gymnasium.spaces.Box(
+                low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
+                high=np.concatenate([base.high, np.ones(extra, np.float32)]),
+                dtype=np.float32,
+            )
+        self.single_observation_space = base
+        self.single_action_space = action_space(self.rules)
+        self.observation_space = batch_space(base, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+
+        B = num_envs
+        self._S = np.zeros((B, NUM_COLS), dtype=np.int64)
+        self._pay = np.zeros((B, MAX_SEATS), dtype=np.float64)
+        self._rng = np.zeros(B, dtype=np.uint64)
+        self._status = np.full(B, ST_OVER, dtype=np.int8)
+        self._last_action = np.full(B, -1, dtype=np.int64)
+        self._last_seat = np.full(B, -1, dtype=np.int64)
+        self._log = np.zeros((B, LOG_SIZE), dtype=np.int64)
+        self._log_len = np.zeros(B, dtype=np.int64)
+        self._scratch = np.zeros(self.num_actions, dtype=np.int8)
+        self._counters = np.zeros(B, dtype=np.int64)
+        self._learner = np.zeros(B, dtype=np.int64)
+        self._dealers = np.full(B, n - 1, dtype=np.int64)
+        self._external = np.zeros((B, MAX_SEATS), dtype=np.bool_)
+        self._pending = np.zeros(B, dtype=np.bool_)
+        self._obs = np.zeros((B, int(base.shape[0])), dtype=np.float32)
+        self._masks = np.zeros((B, self.num_actions), dtype=np.int8)
+        self._all = np.arange(B, dtype=np.int64)
+        self._seated: list[dict[int, Agent]] = [{} for _ in range(B)]
+        self._policies: list[dict[int, AgentLike]] = [{} for _ in range(B)]
+        self._mirrors: list[GameState | None] = [None] * B
+        self._mirrored = np.zeros(B, dtype=np.bool_)
+        self._gens: list[np.random.Generator] = []
+        self._seed = 0
+        self._dealt = False
+
+    def _opponent_setup(
+        self, opponents: Any, opponent_sampler: Any
+    ) -> tuple[list[OpponentSampler] | None, list[AgentLike] | None]:
+        """The per-game samplers, or the fixed opponents (both None: every opponent is random)."""
+        n, B = self.num_players, self.num_envs
+        if opponents is not None and opponent_sampler is not None:
+            raise ValueError("give either opponents or opponent_sampler, not both")
+        if opponents is not None and not isinstance(opponents, (list, tuple)):
+            sampler = as_sampler(opponents)
+            if sampler is not None:
+                opponents, opponent_sampler = None, sampler
+        if opponent_sampler is not None:
+            if isinstance(opponent_sampler, (list, tuple)):
+                if len(opponent_sampler) != B:
+                    raise ValueError(
+                        "opponent_sampler: a list needs one sampler per game "
+                        f"({B}), got {len(opponent_sampler)}"
+                    )
+                samplers = [as_sampler(s) or s for s in opponent_sampler]
+            else:
+                samplers = [opponent_sampler] * B
+            for s in samplers:
+                if not callable(s):
+                    raise ValueError(f"opponent_sampler must be callable, got {s!r}")
+            return samplers, None
+        if opponents is None:
+            return None, None
+        if isinstance(opponents, (list, tuple)):
+            if len(opponents) != n - 1:
+                raise ValueError(
+                    f"opponents: need {n - 1} policies (one per opponent seat), got {len(opponents)}"
+                )
+            fixed = list(opponents)
+        else:
+            fixed = [opponents] * (n - 1)
+        for p in fixed:
+            as_agent(p)  # raises TypeError early for a non-agent
+        return None, fixed
+
+    # -- gymnasium API ------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal every game a hand and let the opponents play until each learner acts.
+
+        ``seed`` (one int for all games) restarts the deals and every generator;
+        without it the games go on with their next hands. ``options``: ``decks``,
+        stacked decks ``(num_envs, 52)`` (top first) for these hands (the seeded
+        deals go on after them).
+        """
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+                raise ValueError(f"seed must be one int in 0..2**63-1 (for all games), got {seed!r}")
+            self._seed_all(int(seed))
+        elif not self._dealt:
+            self._seed_all(int(np.random.default_rng().integers(2**63)))
+        opts = dict(options or {})
+        decks = opts.pop("decks", None)
+        if opts:
+            raise ValueError(f"unknown reset options {sorted(opts)}; known: decks")
+        self._pending[:] = False
+        self._start_hands(self._all, None if decks is None else self._check_decks(decks))
+        self._dealt = True
+        self._refresh()
+        infos = batch_infos([(g, self.reset_info(g)) for g in range(self.num_envs)], self.num_envs)
+        return self._obs.copy(), infos
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play each game's learner action and the opponents' moves; deal the finished games again."""
+        obs, rewards, terminated, finished = self.step_arrays(actions)
+        infos = batch_infos([(g, self.reset_info(g)) for g, _, _ in finished], self.num_envs)
+        if finished:
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            ended = np.zeros(self.num_envs, dtype=np.bool_)
+            for g, o, _ in finished:
+                final_obs[g] = o
+                ended[g] = True
+            infos["final_obs"], infos["_final_obs"] = final_obs, ended
+            infos["final_info"] = batch_infos([(g, info) for g, _, info in finished], self.num_envs)
+            infos["_final_info"] = ended.copy()
+        return obs.copy(), rewards, terminated, np.zeros(self.num_envs, dtype=np.bool_), infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions of every game, int8 ``(num_envs, A)`` (a copy)."""
+        return self._masks.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release."""
+
+    # -- the batched step ----------------------------------------------------------------------
+
+    def step_arrays(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Finished]:
+        """The step as arrays: ``(obs, rewards, terminated, finished)``, without Gymnasium's info dicts.
+
+        ``obs`` is the env's own buffer (copy it to keep it past the next step);
+        ``finished`` lists ``(game, final observation, final info)`` of every hand
+        that ended (the game has been dealt again: :meth:`reset_info` gives its
+        new hand's reset info).
+        """
+        if not self._dealt:
+            raise RuntimeError("call reset() before step()")
+        B = self.num_envs
+        acts = self._check_actions(actions)
+        pending = self._pending.copy()
+        inside = (acts >= 0) & (acts < self.num_actions)
+        bad = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] == 0)
+        if self.illegal_action == "raise" and bad.any():
+            g = int(np.flatnonzero(bad)[0])
+            raise IllegalActionError(self._illegal_message(g, int(acts[g])))
+        play = ~bad & ~pending
+        games = np.flatnonzero(play).astype(np.int64)
+        self._advance(games, acts[games])
+        ended = bad | pending | (play & (self._status == ST_OVER))
+        rewards = np.zeros(B, dtype=np.float64)
+        done = np.flatnonzero(ended).astype(np.int64)
+        finished: Finished = []
+        if done.size:
+            self._observe(done)
+            for g in done.tolist():
+                seat = int(self._learner[g])
+                if bad[g]:
+                    info = illegal_info(seat, int(acts[g]), self.illegal_penalty, self.num_players)
+                    rewards[g] = self.illegal_penalty * self.reward_scale
+                else:
+                    info = self.result_info(g)
+                    rewards[g] = self._pay[g, seat] * self.reward_scale
+                    if self.check:
+                        self._check_finished(g, info)
+                info["learner_seat"] = seat
+                if pending[g] and not bad[g]:
+                    info["acknowledged"] = True
+                finished.append((g, self._obs[g].copy(), info))
+            self._pending[done] = False
+            self._start_hands(done, None)
+        self._refresh()
+        return self._obs, rewards, ended, finished
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        """The actions as int64 ``(num_envs,)``; ``IllegalActionError`` for another shape or type."""
+        a = np.asarray(actions)
+        if a.shape == (self.num_envs,) and a.dtype.kind in "iu":
+            return a.astype(np.int64, copy=False)
+        if a.shape == (self.num_envs,) and a.dtype.kind == "f" and bool(np.all(a == np.floor(a))):
+            return a.astype(np.int64)
+        raise IllegalActionError(
+            f"actions must be {self.num_envs} integer action ids (one per game), "
+            f"got {a.dtype} of shape {a.shape}"
+        )
+
+    def _illegal_message(self, g: int, a: int) -> str:
+        """Why the learner's action ``a`` in game ``g`` is illegal, naming the legal actions."""
+        name = repr(self._table.name(a)) if 0 <= a < self.num_actions else "out of the action table"
+        seat = int(self._learner[g])
+        if self._pending[g]:
+            return (
+                f"game {g}: the learner (seat {seat}) played action {a} ({name}), but the hand ended before "
+                f"the learner acted; the only legal action is {ACKNOWLEDGE} (acknowledge), which plays "
+                "nothing and delivers the payoff"
+            )
+        legal = ", ".join(f"{x} ({self._table.name(x)})" for x in np.flatnonzero(self._masks[g]).tolist())
+        return f"game {g}: illegal action {a} ({name}) for the learner (seat {seat}); legal actions: {legal}"
+
+    def _advance(self, games: np.ndarray, actions: np.ndarray) -> None:
+        """Play ``actions`` (-1: none) in ``games``, then every opponent up to the learner or the end."""
+        self._log_len[games] = 0
+        advance(
+            self._S, self._pay, games, actions, self._learner, self._external, self._rng, self._status,
+            self._last_action, self._last_seat, self._log, self._log_len, self.P, self.F, self.shapes,
+            self.suit_runs, _VALUES, _SUIT_VALUE, self._scratch,
+        )  # fmt: skip
+        self._sync_mirrors(games)
+        waiting = games[self._status[games] == ST_WAIT] if games.size else _NO_GAMES
+        while waiting.size:
+            moves = self._external_moves(waiting)
+            self._log_len[waiting] = 0
+            advance(
+                self._S, self._pay, waiting, moves, self._learner, self._external, self._rng, self._status,
+                self._last_action, self._last_seat, self._log, self._log_len, self.P, self.F, self.shapes,
+                self.suit_runs, _VALUES, _SUIT_VALUE, self._scratch,
+            )  # fmt: skip
+            self._sync_mirrors(waiting)
+            waiting = waiting[self._status[waiting] == ST_WAIT]
+
+    def _refresh(self) -> None:
+        """Write every game's learner observation and mask (and compare with the mirrors under ``check``)."""
+        self._observe(self._all)
+        learner_masks(
+            self._S,
+            self._status,
+            self._pending,
+            ACKNOWLEDGE,
+            self.P,
+            self.shapes,
+            self.suit_runs,
+            self._masks,
+        )
+        if self.check:
+            self._check_mirrors()
+
+    def _observe(self, games: np.ndarray) -> None:
+        """Write the learner observation of ``games`` into the buffer."""
+        observe_learners(self._S, games, self._learner, self.P, self.F, _ABOVE, _SUIT_VALUE, self._obs)
+        if self.oracle:
+            privileged_games(
+                self._S, games, self._learner, self.P, _SUIT_VALUE, self._obs[:, self.obs_size :]
+            )
+
+    # -- hands ---------------------------------------------------------------------------------
+
+    def _seed_all(self, seed: int) -> None:
+        """Restart the seeded deals and every game's generators from ``seed``."""
+        self._seed = seed
+        self._counters[:] = 0
+        seed_generators(self._rng, seed)
+        needs = self._needs_gens()
+        self._gens = [np.random.default_rng([seed, g]) for g in range(self.num_envs)] if needs else []
+        self._np_random, self._np_random_seed = np.random.default_rng(seed), seed
+
+    def _needs_gens(self) -> bool:
+        """Whether hands draw from per-game numpy generators (samplers, random seats or dealers)."""
+        return self._samplers is not None or self._seat_choice == "random" or self._dealer_choice == "random"
+
+    def _check_decks(self, decks: Any) -> np.ndarray:
+        """``options["decks"]`` checked: one full deck per game."""
+        d = np.asarray(decks)
+        if d.shape != (self.num_envs, 52) or d.dtype.kind not in "iu":
+            raise ValueError(
+                f"options['decks'] must be integers of shape ({self.num_envs}, 52), got {d.dtype} {d.shape}"
+            )
+        want = np.arange(52)
+        for g in range(self.num_envs):
+            if not np.array_equal(np.sort(d[g]), want):
+                raise ValueError(f"options['decks'][{g}] is not a deck: it needs each card 0..51 once")
+        return d.astype(np.int64)
+
+    def deck_of(self, game: int, index: int) -> list[int]:
+        """The deck (top first) of game ``game``'s ``index``-th seeded hand since the last seeded reset."""
+        out = np.empty(52, dtype=np.int64)
+        seeded_deck(self._seed, game, index, out)
+        return out.tolist()
+
+    def _start_hands(self, games: np.ndarray, decks: np.ndarray | None) -> None:
+        """Choose seats and opponents, deal ``games`` and play the opponents up to the learner."""
+        n = self.num_players
+        if self._needs_gens() or self._fixed is not None:
+            for g in games.tolist():
+                self._choose_table(g)
+        else:  # random opponents at a fixed seat: nothing to draw
+            self._learner[games] = self._seat_choice
+            self._dealers[games] = n - 1 if self._dealer_choice is None else self._dealer_choice
+        if decks is None:
+            deal_seeded(
+                self._S, self._pay, games, self._seed, self._counters, self._dealers, self._last_action,
+                self._last_seat, self.P, self.F, self.instant, _SUIT_VALUE,
+            )  # fmt: skip
+        else:
+            for g in games.tolist():
+                deal(
+                    self._S,
+                    self._pay,
+                    g,
+                    decks[g],
+                    self._dealers[g],
+                    self.P,
+                    self.F,
+                    self.instant,
+                    _SUIT_VALUE,
+                )
+                self._last_action[g] = -1
+                self._last_seat[g] = -1
+        tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
+        for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
+            seated = self._seated[g]
+            mirrored = self.check or any(getattr(a, "reads_info", True) for a in seated.values())
+            if mirrored:
+                deck = self.deck_of(g, int(self._counters[g]) - 1) if decks is None else decks[g].tolist()
+                self._mirrors[g] = new_game(self.rules, n, deck=deck, dealer=int(self._dealers[g]))
+            else:
+                self._mirrors[g] = None
+            self._mirrored[g] = mirrored
+            if seated:
+                start_hand(seated, n, self.rules)
+        self._advance(games, np.full(games.size, -1, dtype=np.int64))
+        self._pending[games] = self._status[games] == ST_OVER
+
+    def _choose_table(self, g: int) -> None:
+        """Game ``g``'s learner seat, dealer and opponents for its next hand (in the single env's order)."""
+        n = self.num_players
+        gen = self._gens[g] if self._gens else None
+        seat_choice, dealer_choice = self._seat_choice, self._dealer_choice
+        seat = int(gen.integers(n)) if seat_choice == "random" and gen is not None else int(seat_choice)
+        dealer = int(gen.integers(n)) if dealer_choice == "random" and gen is not None else dealer_choice
+        self._learner[g] = seat
+        self._dealers[g] = n - 1 if dealer is None else int(dealer)
+        chosen: list[AgentLike]
+        if self._samplers is not None:
+            assert gen is not None
+            chosen = list(self._samplers[g](gen, n, seat))
+            if len(chosen) != n - 1:
+                raise ValueError(f"opponent_sampler returned {len(chosen)} policies; need {n - 1}")
+        elif self._fixed is not None:
+            chosen = self._fixed
+        else:
+            chosen = [_KERNEL_RANDOM] * (n - 1)
+        others = [p for p in range(n) if p != seat]
+        self._external[g, :] = False
+        policies: dict[int, AgentLike] = {}
+        seated: dict[int, Agent] = {}
+        for p, agent in zip(others, chosen, strict=True):
+            if isinstance(agent, RandomPolicy):
+                continue  # played inside the compiled step
+            policies[p] = agent
+            seated[p] = as_agent(agent)
+            self._external[g, p] = True
+        self._policies[g] = policies
+        self._seated[g] = seated
+
+    # -- opponents outside the kernel -----------------------------------------------------------
+
+    def _sync_mirrors(self, games: np.ndarray) -> None:
+        """Replay the moves the kernel logged into the engine mirrors of ``games``."""
+        for g in games[self._mirrored[games]].tolist():
+            m = self._mirrors[g]
+            k = int(self._log_len[g])
+            if m is None or k == 0:
+                continue
+            if k > LOG_SIZE:
+                raise RuntimeError(f"game {g}: {k} moves in one step overflow the move log ({LOG_SIZE})")
+            for a in self._log[g, :k].tolist():
+                m.play(a)
+            self._log_len[g] = 0
+
+    def _who(self, g: int) -> Callable[[int], str]:
+        """Names the opponent of a seat of game ``g`` in error messages."""
+        return lambda seat: f"opponent {self._policies[g][seat]!r} in game {g}"
+
+    def _external_moves(self, waiting: np.ndarray) -> np.ndarray:
+        """The moves of the opponents waiting in ``waiting``: engine agents one by one, networks batched."""
+        moves = np.empty(waiting.size, dtype=np.int64)
+        batched: dict[tuple[str, Any], list[int]] = {}
+        for i, g in enumerate(waiting.tolist()):
+            agent = self._seated[g][int(self._S[g, C_CUR])]
+            if getattr(agent, "reads_info", True):
+                m = self._mirrors[g]
+                assert m is not None  # a game with an agent that reads info has a mirror
+                moves[i] = decide(agent, m, self._who(g))
+                continue
+            key = getattr(agent, "batch_key", None)
+            batched.setdefault(("key", key) if key is not None else ("agent", id(agent)), []).append(i)
+        for (kind, _), rows in batched.items():
+            self._decide_batch(waiting, rows, moves, by_key=kind == "key")
+        return moves
+
+    def _decide_batch(self, waiting: np.ndarray, rows: list[int], moves: np.ndarray, by_key: bool) -> None:
+        """The moves of games ``waiting[rows]``, whose opponents are one network (or copies of it)."""
+        games = waiting[rows]
+        obs = np.zeros((games.size, self.obs_size), dtype=np.float32)
+        masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
+        observe_rows(
+            self._S, games, self.P, self.F, _ABOVE, _SUIT_VALUE, obs, masks, self.shapes, self.suit_runs
+        )
+        agents: list[Any] = [self._seated[g][int(self._S[g, C_CUR])] for g in games.tolist()]
+        first = agents[0]
+        picks: list[Any]
+        if by_key:  # copies of one network: one matrix product, each row picked by its own copy
+            logits = first.logits(obs)
+            picks = [agent.pick(logits[k], masks[k]) for k, agent in enumerate(agents)]
+        elif hasattr(first, "act_batch"):
+            picks = list(first.act_batch({"observation": obs, "action_mask": masks}, [None] * games.size))
+        else:
+            picks = [
+                first.act({"observation": obs[k], "action_mask": masks[k]}, None) for k in range(games.size)
+            ]
+        for k, g in enumerate(games.tolist()):
+            a = picks[k]
+            ok = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < self.num_actions
+            if not ok or not masks[k, int(a)]:
+                seat = int(self._S[g, C_CUR])
+                name = repr(self._table.name(int(a))) if ok else "not an action id"
+                legal = ", ".join(self._table.name(x) for x in np.flatnonzero(masks[k]).tolist())
+                raise IllegalActionError(
+                    f"illegal action {a!r} ({name}) for {self._who(g)(seat)} (seat {seat}); "
+                    f"legal actions: {legal}"
+                )
+            moves[rows[k]] = int(a)
+
+    # -- infos ---------------------------------------------------------------------------------
+
+    def result_info(self, g: int) -> dict[str, Any]:
+        """The end-of-hand info of game ``g``'s finished hand (``tonk_env.outcome.result_info``'s).
+
+        The payoffs are the core's (floats); the kind, the seat and the detail
+        follow from the move that ended the hand, as the engine's ``_finish`` calls.
+        """
+        n = self.num_players
+        hands = self._S[g, C_HANDS : C_HANDS + n].tolist()
+        counts = [hand_value(h) for h in hands]
+        a = int(self._last_action[g])
+        seat: int | None = int(self._last_seat[g])
+        detail = ""
+        if a < 0:  # ended at the deal
+            won = scoring.instant_win(counts, self.rules)
+            if won is None:
+                raise RuntimeError(f"game {g}: the hand is not over")
+            kind, _, seat = won
+            detail = "instant_win_tie" if kind == "void" else ""
+        elif a == DROP:
+            mine = counts[int(self._last_seat[g])]
+            kind = "drop_won" if all(mine < c for s, c in enumerate(counts) if s != seat) else "caught"
+        elif a == DRAW:  # from the empty stock
+            kind, detail = self._stock_out_kind(counts), "empty_stock"
+        elif a < HIT_BOOK:  # a discard: the last card, or the turn that reached max_turns
+            if hands[int(self._last_seat[g])] == 0:
+                kind = "run_out"
+            else:
+                kind, seat, detail = self._stock_out_kind(counts), None, "max_turns"
+        else:  # a hit or spread that emptied the hand
+            kind = "tonk_out"
+        return {
+            "result_kind": kind,
+            "payoffs": self._pay[g, :n].tolist(),
+            "counts": counts,
+            "ended_by": seat,
+            "detail": detail,
+            "turns": int(self._S[g, C_TURN]),
+        }
+
+    def _stock_out_kind(self, counts: list[int]) -> str:
+        """``scoring.stock_out``'s kind: ``void`` for a tie it does not split, else ``stock_out``."""
+        low = min(counts)
+        ties = counts.count(low)
+        if ties > 1 and (self.rules.stock_out_tie == "void" or ties == len(counts)):
+            return "void"
+        return "stock_out"
+
+    def reset_info(self, g: int) -> dict[str, Any]:
+        """The reset info of game ``g``'s current hand, as the single env's ``reset()`` gives it."""
+        info: dict[str, Any] = {
+            "learner_seat": int(self._learner[g]),
+            "hand_over": bool(self._pending[g]),
+            "skipped_hands": 0,
+            "skipped_payoff": 0.0,
+        }
+        if self._pending[g]:
+            info.update(self.result_info(g))
+        return info
+
+    def privileged_features(self) -> np.ndarray:
+        """The oracle critic's features of every game from the learner's seat, float32 ``(num_envs, k)``."""
+        out = np.zeros((self.num_envs, privileged_size(self.num_players)), dtype=np.float32)
+        privileged_games(self._S, self._all, self._learner, self.P, _SUIT_VALUE, out)
+        return out
+
+    @property
+    def learner_seats(self) -> np.ndarray:
+        """The learner's seat in each game's current hand."""
+        return self._learner.copy()
+
+    def opponents_of(self, g: int) -> dict[int, AgentLike]:
+        """Game ``g``'s opponents played outside the kernel, by seat (random ones are not listed)."""
+        return dict(self._policies[g])
+
+    def mirror(self, g: int) -> GameState | None:
+        """Game ``g``'s engine mirror (None unless an opponent reads info or ``check`` is on)."""
+        return self._mirrors[g]
+
+    # -- check=True ----------------------------------------------------------------------------
+
+    def _check_finished(self, g: int, info: dict[str, Any]) -> None:
+        """Compare game ``g``'s finished hand (final observation, info, payoffs) with its mirror."""
+        m = self._mirrors[g]
+        assert m is not None
+        if m.result is None:
+            raise CoreMirrorError(f"game {g}: the core's hand is over, the engine's is not")
+        if info != result_info(m):
+            raise CoreMirrorError(f"game {g}: end-of-hand info {info} != the engine's {result_info(m)}")
+        if self._pay[g, : self.num_players].tolist() != [float(x) for x in m.result.payoffs]:
+            raise CoreMirrorError(f"game {g}: payoffs {self._pay[g].tolist()} != {m.result.payoffs}")
+        if not np.array_equal(self._obs[g, : self.obs_size], observation(m, int(self._learner[g]))):
+            raise CoreMirrorError(f"game {g}: the final observation differs from the engine's")
+
+    def _check_mirrors(self) -> None:
+        """Compare every game's learner observation and mask with its engine mirror."""
+        for g in range(self.num_envs):
+            m = self._mirrors[g]
+            assert m is not None
+            want = observation(m, int(self._learner[g]))
+            if not np.array_equal(self._obs[g, : self.obs_size], want):
+                bad = np.flatnonzero(self._obs[g, : self.obs_size] != want)[:8]
+                raise CoreMirrorError(f"game {g}: observation differs from the engine's at {bad.tolist()}")
+            mask = legal_mask(m) if m.result is None else np.zeros(self.num_actions, dtype=np.int8)
+            if self._pending[g]:
+                mask[ACKNOWLEDGE] = 1
+            if not np.array_equal(self._masks[g], mask):
+                raise CoreMirrorError(f"game {g}: mask differs from the engine's legal actions")
+            if self._pending[g] and self.result_info(g) != result_info(m):
+                raise CoreMirrorError(f"game {g}: end-of-hand info {self.result_info(g)} != {result_info(m)}")
