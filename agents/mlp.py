@@ -150,6 +150,30 @@ class MLPPolicy:
         cum = np.cumsum(p)
         return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right").clip(0, len(z) - 1))
 
+    @staticmethod
+    def pick_many(z: np.ndarray, masks: np.ndarray, pickers: Sequence[MLPPolicy]) -> list[int]:
+        """Row ``k``'s action as ``pickers[k].pick(z[k], masks[k])`` would choose it, for all rows at once.
+
+        Each sampling picker draws its one uniform from its own generator, in row
+        order, as :meth:`pick` does, and the arithmetic is :meth:`pick`'s on whole
+        rows (float64, masked, shifted by the row's maximum, exponentiated, summed
+        in order), so the choices and the generators' states are the same.
+        """
+        z = np.asarray(z, dtype=np.float64).copy()
+        masks = np.asarray(masks)
+        z[masks == 0] = -np.inf
+        out = np.argmax(z, axis=1)  # deterministic rows: the first legal action of the highest logit
+        sample = np.array([not p.deterministic for p in pickers], dtype=bool)
+        if sample.any():
+            zs = z[sample]
+            zs -= zs.max(axis=1, keepdims=True)
+            cum = np.cumsum(np.exp(zs), axis=1)
+            u = np.array([p.rng.random() for p in pickers if not p.deterministic])
+            target = u * cum[:, -1]
+            chosen = np.count_nonzero(cum <= target[:, None], axis=1)  # searchsorted(side="right")
+            out[sample] = np.minimum(chosen, z.shape[1] - 1)
+        return [int(a) for a in out]
+
     def act(self, obs: Mapping[str, np.ndarray], info: Any = None) -> int:
         """The agent contract: act on ``obs["observation"]`` under ``obs["action_mask"]``."""
         return self.choose(obs["observation"], obs["action_mask"])
@@ -158,11 +182,7 @@ class MLPPolicy:
         """The contract's batched form: one legal action per row of ``obs`` (one matrix product)."""
         masks = np.asarray(obs["action_mask"])
         z = self.logits(obs["observation"])
-        if self.deterministic:
-            z = z.astype(np.float64)
-            z[masks == 0] = -np.inf
-            return [int(a) for a in np.argmax(z, axis=1)]
-        return [self.pick(z[i], masks[i]) for i in range(len(z))]
+        return self.pick_many(z, masks, [self] * len(z))
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
         """Check that this network fits the table it is seated at."""

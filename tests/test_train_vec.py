@@ -92,3 +92,22 @@ def test_needs_envs_with_prepare_step() -> None:
 
     with pytest.raises(TypeError, match="prepare_step"):
         BatchedOpponentsVecEnv([lambda: gym.make("CartPole-v1")])
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_pick_many_chooses_as_each_copys_pick(deterministic: bool) -> None:
+    """``MLPPolicy.pick_many`` (the batched opponents' rows at once) equals row-by-row ``pick``."""
+    from agents.mlp import MLPPolicy
+
+    rng = np.random.default_rng(0)
+    layers = [(rng.standard_normal((540, 338)).astype(np.float32) * 0.1, np.zeros(540, np.float32))]
+    one = [MLPPolicy(layers, deterministic=deterministic, seed=k) for k in range(40)]
+    many = [MLPPolicy(layers, deterministic=deterministic, seed=k) for k in range(40)]
+    for _ in range(10):
+        obs = rng.random((40, 338)).astype(np.float32)
+        masks = (rng.random((40, 540)) < 0.02).astype(np.int8)
+        masks[:, 1] = 1
+        z = one[0].logits(obs)
+        want = [p.pick(z[k], masks[k]) for k, p in enumerate(one)]
+        assert MLPPolicy.pick_many(z, masks, many) == want
+    assert [p.rng.random() for p in one] == [p.rng.random() for p in many]  # the generators moved alike

@@ -174,9 +174,11 @@ def test_network_copies_are_batched_in_one_call_per_round() -> None:
             calls.append(len(obs))
             return super().logits(obs)
 
-        def pick(self, z: np.ndarray, mask: np.ndarray) -> int:
-            picks[id(self)] = picks.get(id(self), 0) + 1
-            return super().pick(z, mask)
+        @staticmethod
+        def pick_many(z: np.ndarray, masks: np.ndarray, pickers: Any) -> list[int]:
+            for p in pickers:  # each row is picked for its own game's copy
+                picks[id(p)] = picks.get(id(p), 0) + 1
+            return MLPPolicy.pick_many(z, masks, pickers)
 
     base = network(2, 5)
     copies = []

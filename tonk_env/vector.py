@@ -640,7 +640,10 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         picks: list[Any]
         if by_key:  # copies of one network: one matrix product, each row picked by its own copy
             logits = first.logits(obs)
-            picks = [agent.pick(logits[k], masks[k]) for k, agent in enumerate(agents)]
+            if hasattr(first, "pick_many"):  # all rows at once, as each copy's pick would choose
+                picks = first.pick_many(logits, masks, agents)
+            else:
+                picks = [agent.pick(logits[k], masks[k]) for k, agent in enumerate(agents)]
         elif hasattr(first, "act_batch"):
             picks = list(first.act_batch({"observation": obs, "action_mask": masks}, [None] * games.size))
         else:

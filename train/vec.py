@@ -186,9 +186,16 @@ class BatchedOpponentsVecEnv(ShallowInfoDummyVecEnv):
             after: dict[int, Any] = {}
             for rows in groups.values():
                 seen = [bases[i].pending_observation() for i in rows]
-                logits = pending[rows[0]].logits(np.stack([o for o, _ in seen]))
+                first = pending[rows[0]]
+                logits = first.logits(np.stack([o for o, _ in seen]))
+                if hasattr(first, "pick_many"):  # every row as its own copy's pick would choose
+                    picks = first.pick_many(
+                        logits, np.stack([m for _, m in seen]), [pending[i] for i in rows]
+                    )
+                else:
+                    picks = [pending[i].pick(logits[k], seen[k][1]) for k, i in enumerate(rows)]
                 for k, i in enumerate(rows):
-                    policy = bases[i].resume_step(pending[i].pick(logits[k], seen[k][1]))
+                    policy = bases[i].resume_step(picks[k])
                     if policy is not None:
                         after[i] = policy
                 self.batched_moves += len(rows)
