@@ -136,7 +136,8 @@ def add_entry(
         "config": config,
         "training": {
             "steps": summary.get("steps"),
-            "wall_seconds": summary.get("wall_seconds"),
+            "wall_seconds": _training_seconds(run, summary),
+            "ppo_seconds": summary.get("wall_seconds"),
             "machine": machine or f"{_machine()} (the machine that wrote this card)",
             "torch_cpu_capability": run_info.get("torch_cpu_capability"),
             "versions": run_info.get("versions"),
@@ -259,3 +260,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     zc.add_argument("name", metavar="NAME")
     zc.add_argument("--exploit", metavar="RUN_DIR", help="a tonk exploit zoo:NAME run folder")
     zc.set_defaults(func=cmd_zoo)
+
+
+def _training_seconds(run: Path, summary: dict[str, Any]) -> float | None:
+    """The run's whole training time: the warm start's play and fitting (``pretrain.json``) and PPO."""
+    ppo = summary.get("wall_seconds")
+    pre = run / "pretrain.json"
+    if ppo is None or not pre.is_file():
+        return ppo
+    info = _read_json(pre)
+    return float(ppo) + sum(float(v) for k, v in info.items() if k.endswith("_seconds"))

@@ -16,7 +16,8 @@ field                   content
 ``network``             ``activation`` and the layer ``sizes`` (inputs, hidden..., logits)
 ``source``              the run folder, checkpoint and step it was exported from
 ``config``              the run's resolved training config
-``training``            ``steps``, ``wall_seconds``, ``machine`` (as given to ``tonk zoo
+``training``            ``steps`` (PPO), ``wall_seconds`` (warm start and PPO), ``ppo_seconds``,
+                        ``machine`` (as given to ``tonk zoo
                         add --machine``, else the machine that wrote the card),
                         ``torch_cpu_capability`` and ``versions`` from the run's ``run.json``
 ``commit``              the source commit when the card was written (None outside a git
@@ -178,7 +179,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| observation layout | version {card['obs_version']} |",
         f"| network | {net.get('activation', '?')}, layers {net.get('sizes', '?')} |",
         f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",
-        f"| trained | {_steps(tr.get('steps'))} steps in {_duration(tr.get('wall_seconds'))} |",
+        f"| trained | {_duration(tr.get('wall_seconds'))} in all; {_steps(tr.get('steps'))} PPO steps "
+        f"in {_duration(tr.get('ppo_seconds', tr.get('wall_seconds')))} |",
         f"| machine | {tr.get('machine', '?')} (torch kernels {tr.get('torch_cpu_capability', '?')}) |",
         f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, step {src.get('step', '?')} |",
         f"| commit | {card.get('commit') or 'unknown'}{dirty} |",
