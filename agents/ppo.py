@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from .checkpoint import read_meta, resolve_checkpoint
@@ -45,7 +46,9 @@ def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str,
 def check_finite_state(state: Any, where: str, key: str = "") -> None:
     """Raise ``ValueError`` naming the entry if a (nested) state dict holds a NaN or an infinity."""
     if isinstance(state, torch.Tensor):
-        if state.is_floating_point() and not bool(torch.isfinite(state).all()):
+        # numpy, not torch.isfinite: this runs in forked evaluation workers, where a torch kernel
+        # deadlocks in OpenMP once the parent process has trained (libgomp is not fork-safe)
+        if state.is_floating_point() and not _finite(state):
             raise ValueError(
                 f"{where}: {key or 'a tensor'} holds NaN or infinite values (a diverged training); "
                 "use an earlier checkpoint"
@@ -59,6 +62,13 @@ def check_finite_state(state: Any, where: str, key: str = "") -> None:
     elif isinstance(state, (list, tuple)):
         for i, v in enumerate(state):
             check_finite_state(v, where, f"{key}[{i}]")
+
+
+def _finite(t: torch.Tensor) -> bool:
+    """Whether a floating tensor holds only finite values, checked with numpy where it can."""
+    if t.dtype in (torch.float16, torch.float32, torch.float64):
+        return bool(np.isfinite(t.detach().numpy()).all())
+    return bool(torch.isfinite(t).all())  # bfloat16 and the like: numpy has no such type
 
 
 def load_policy(path: str | Path, deterministic: bool = True, seed: int | None = None) -> MLPPolicy:

@@ -246,3 +246,43 @@ def test_ctrl_c_saves_a_checkpoint_and_the_summary(tmp_path: Path) -> None:
     assert summary["collect_seconds"] > 0
     # each figure is rounded to the millisecond: allow the three roundings
     assert summary["collect_seconds"] + summary["update_seconds"] <= summary["wall_seconds"] + 0.0015
+
+
+def test_pipeline_evaluates_in_forked_workers_after_torch_ran_threads(tmp_path: Path) -> None:
+    """`make run`'s shape: train, then evaluate the checkpoint with 2 worker processes, in one process.
+
+    The workers are forked from a parent whose torch has run its OpenMP threads; a torch kernel in
+    a forked worker then waits forever (libgomp is not fork-safe), so loading the agent there must
+    not run one. The run is a subprocess with a time limit: a hang fails the test instead of the suite.
+    """
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, torch\n"
+        "torch.set_num_threads(2)\n"
+        "x = torch.randn(1500, 1500)\n"
+        "float((x @ x).abs().sum())  # the OpenMP team now runs in this process\n"
+        "from tonk_cli.main import main\n"
+        # layers of quick.yaml's width: a tensor above torch's grain size runs in parallel
+        f"sys.exit(main(['pipeline', 'configs/quick.yaml', *{TINY!r}, 'net.pi=[128]', 'out_dir={tmp_path}',\n"
+        "    '--baselines', 'random', '--hands', '64', '--workers', '2', '--no-progress']))\n"
+    )
+    import os
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: a hang is killed with its workers
+    )
+    try:
+        out, err = proc.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("tonk pipeline hung in its evaluation workers (a torch kernel after fork?)")
+    assert proc.returncode == 0, err[-2000:]
+    assert "stakes/hand" in out
