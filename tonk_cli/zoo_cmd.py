@@ -188,6 +188,8 @@ def record_best_response(name: str, exploit_run: str | Path) -> dict[str, Any]:
         "seed": record["seed"],
         "run": record.get("run"),
         "commit": record.get("commit"),
+        "init_from": record["budget"].get("init_from"),
+        "best_step": record.get("best_step"),
     }
     write_card(card)
     return card

@@ -207,6 +207,17 @@ def render_markdown(card: Mapping[str, Any]) -> str:
             f"{best['margin']:+.3f} stakes/hand [{lo:+.3f}, {hi:+.3f}] over {best['hands']} duplicate hands "
             f"(run `{best.get('run', '?')}`, commit {best.get('commit') or 'unknown'})."
         )
+        if best.get("init_from"):
+            start = f"It was warm-started from `{best['init_from']}`"
+            if best.get("best_step") == 0:
+                start += (
+                    "; no later checkpoint scored better than that start, so its best checkpoint is the "
+                    "start itself and the margin measures the start, not a weakness found"
+                )
+            elif best.get("best_step") is not None:
+                start += f"; its best checkpoint is step {best['best_step']:,}"
+            lines.append("")
+            lines.append(start + ".")
     else:
         name = card["name"]
         lines.append(
