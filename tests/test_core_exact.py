@@ -117,3 +117,25 @@ def test_loaded_positions_play_on_as_the_engine(preset: str) -> None:
         assert loaded >= 8  # random play drops often: many hands end within a few moves
     with pytest.raises(ValueError, match="load: a 2-player state"):
         BatchGames(preset, 3, 1, deal=False).load(0, new_game(preset, 2, seed=0))
+
+
+def test_step_observe_steps_as_step_does() -> None:
+    """The fused kernel (step, re-deal, masks, observations) moves the games exactly as ``step``."""
+    a = BatchGames("standard", 3, 128, seed=5)
+    b = BatchGames("standard", 3, 128, seed=5)
+    masks, fused_masks, fused_obs = a.legal_masks(), b.legal_masks(), b.observe()
+    rng = np.random.default_rng(0)
+    rows = np.arange(128)
+    ended = 0
+    for _ in range(200):
+        a.legal_masks(masks)
+        actions = a.legal_ids[rows, (rng.random(128) * a.legal_counts).astype(np.int64)]
+        rewards, dones = a.step(actions)
+        fused_rewards, fused_dones = b.step_observe(actions, fused_masks, fused_obs)
+        np.testing.assert_array_equal(rewards, fused_rewards)
+        np.testing.assert_array_equal(dones, fused_dones)
+        np.testing.assert_array_equal(a.state, b.state)
+        ended += int(dones.sum())
+    np.testing.assert_array_equal(fused_masks, a.legal_masks())
+    np.testing.assert_array_equal(fused_obs, a.observe())
+    assert ended > 100

@@ -784,6 +784,44 @@ def observe_batch(
         observe_into(S, g, S[g, C_CUR], P, F, above, suit_value, out[g])
 
 
+@njit(cache=True, inline="always")
+def _step_game(
+    S: np.ndarray,
+    pay: np.ndarray,
+    g: int,
+    a: int,
+    P: np.ndarray,
+    F: np.ndarray,
+    instant: np.ndarray,
+    shapes: np.ndarray,
+    values: np.ndarray,
+    suit_value: np.ndarray,
+    rewards: np.ndarray,
+    seed: int,
+    counters: np.ndarray,
+    dealer: int,
+    auto_reset: bool,
+    deck: np.ndarray,
+) -> bool:
+    """Play ``a`` in game ``g``; its rewards (and those of deals ending at once when it re-deals); done."""
+    n = P[P_N]
+    for s in range(n):
+        rewards[g, s] = 0.0
+    done = apply_action(S, pay, g, a, P, F, shapes, values, suit_value)
+    if done:
+        for s in range(n):
+            rewards[g, s] += pay[g, s]
+        if auto_reset:
+            while True:
+                counters[g] += 1
+                seeded_deck(seed, g, counters[g], deck)
+                if not deal(S, pay, g, deck, dealer, P, F, instant, suit_value):
+                    break
+                for s in range(n):
+                    rewards[g, s] += pay[g, s]
+    return done
+
+
 @njit(cache=True)
 def step_batch(
     S: np.ndarray,
@@ -803,24 +841,12 @@ def step_batch(
     auto_reset: bool,
 ) -> None:
     """Step every game by ``actions[g]``; rewards, dones, and auto-reset from seeded deals."""
-    n = P[P_N]
     deck = np.empty(52, dtype=np.int64)
     for g in range(S.shape[0]):
-        for s in range(n):
-            rewards[g, s] = 0.0
-        done = apply_action(S, pay, g, actions[g], P, F, shapes, values, suit_value)
-        dones[g] = done
-        if done:
-            for s in range(n):
-                rewards[g, s] += pay[g, s]
-            if auto_reset:
-                while True:
-                    counters[g] += 1
-                    seeded_deck(seed, g, counters[g], deck)
-                    if not deal(S, pay, g, deck, dealer, P, F, instant, suit_value):
-                        break
-                    for s in range(n):
-                        rewards[g, s] += pay[g, s]
+        dones[g] = _step_game(
+            S, pay, g, actions[g], P, F, instant, shapes, values, suit_value,
+            rewards, seed, counters, dealer, auto_reset, deck,
+        )  # fmt: skip
 
 
 @njit(cache=True)
@@ -847,23 +873,12 @@ def step_observe_batch(
     obs: np.ndarray,
 ) -> None:
     """:func:`step_batch` with auto-reset, then every game's next mask, legal ids and observation."""
-    n = P[P_N]
     deck = np.empty(52, dtype=np.int64)
     for g in range(S.shape[0]):
-        for s in range(n):
-            rewards[g, s] = 0.0
-        done = apply_action(S, pay, g, actions[g], P, F, shapes, values, suit_value)
-        dones[g] = done
-        if done:
-            for s in range(n):
-                rewards[g, s] += pay[g, s]
-            while True:
-                counters[g] += 1
-                seeded_deck(seed, g, counters[g], deck)
-                if not deal(S, pay, g, deck, dealer, P, F, instant, suit_value):
-                    break
-                for s in range(n):
-                    rewards[g, s] += pay[g, s]
+        dones[g] = _step_game(
+            S, pay, g, actions[g], P, F, instant, shapes, values, suit_value,
+            rewards, seed, counters, dealer, True, deck,
+        )  # fmt: skip
         counts[g] = legal_into(S, g, P, shapes, suit_runs, masks[g], ids[g])
         observe_into(S, g, S[g, C_CUR], P, F, above, suit_value, obs[g])
 
