@@ -38,6 +38,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# the engine's phases and action-table offsets: plain ints, folded into the compiled code
+from ..engine.actions import BOOK, DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
+from ..engine.state import OVER, PLAY, START
+
 MAX_SEATS = 6
 MAX_SPREADS = 18
 
@@ -90,20 +94,6 @@ F_TONK_PAY = 1
 F_RUN_PAY = 2
 F_SELECTION = 3
 NUM_FPARAMS = 4
-
-START = 0
-PLAY = 1
-OVER = 2
-
-DROP = 0
-DRAW = 1
-TAKE = 2
-DISCARD = 3
-HIT_BOOK = 55
-HIT_HIGH = 107
-HIT_LOW = 159
-SPREAD = 211
-BOOK = 0
 
 SUIT_BITS = 0x1FFF
 FULL_DECK = (1 << 52) - 1
