@@ -42,6 +42,7 @@ from .kernels import (
     apply_action,
     deal,
     hand_value,
+    legal_into,
     legal_mask_into,
     low_bit_index,
     observe_into,
@@ -90,17 +91,15 @@ def random_legal(
     shapes: np.ndarray,
     suit_runs: np.ndarray,
     scratch: np.ndarray,
+    ids: np.ndarray,
     rng: np.ndarray,
 ) -> int:
-    """A uniformly random legal action of game ``g`` (its acting seat), from the game's generator."""
-    k = legal_mask_into(S, g, P, shapes, suit_runs, scratch)
-    r = int(_next_random(rng, g) % np.uint64(k))
-    for j in range(P[P_ACTIONS]):
-        if scratch[j]:
-            if r == 0:
-                return j
-            r -= 1
-    return -1
+    """A uniformly random legal action of game ``g`` (its acting seat), from the game's generator.
+
+    ``scratch`` takes the mask and ``ids`` the legal ids (ascending), as :func:`legal_into` writes them.
+    """
+    k = legal_into(S, g, P, shapes, suit_runs, scratch, ids)
+    return ids[int(_next_random(rng, g) % np.uint64(k))]
 
 
 @njit(cache=True, inline="always")
@@ -156,6 +155,7 @@ def advance(
     The actions are not checked: the caller plays legal ones only. The stop is
     written to ``status[g]`` (see the module docstring).
     """
+    ids = np.empty(P[P_ACTIONS], dtype=np.int64)
     for i in range(games.shape[0]):
         g = games[i]
         a = actions[i]
@@ -172,7 +172,7 @@ def advance(
             if external[g, cur]:
                 status[g] = ST_WAIT
                 break
-            r = random_legal(S, g, P, shapes, suit_runs, scratch, rng)
+            r = random_legal(S, g, P, shapes, suit_runs, scratch, ids, rng)
             _play(S, pay, g, r, P, F, shapes, values, suit_value, last_action, last_seat, log, log_len)
 
 
