@@ -553,6 +553,13 @@ register_kind(
 )
 
 register_kind(
+    "rllib",
+    "agents.rllib_agent:load_rllib_agent",
+    "a checkpoint of tonk train's RLlib backend: a run folder (its best/) or checkpoints/step_N "
+    "(reads its policy.npz; safe); ?deterministic=false samples",
+)
+
+register_kind(
     "onnx",
     "agents.onnx_agent:load_onnx_agent",
     "a policy network exported to ONNX (tonk export --format onnx), run with onnxruntime; "

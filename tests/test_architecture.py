@@ -42,6 +42,8 @@ PLATFORM_MODULES = {"fcntl", "msvcrt"}
 LAZY_OWN = {
     # importing the engine must not import gymnasium/pettingzoo: `tonk_env.env` loads the AEC env on first use
     "tonk_env": "lazy env attribute",
+    # backend: rllib imports train.rllib_run (and so Ray's RLlib, an optional extra) only when chosen
+    "train.trainer": "optional RLlib backend",
 }
 #: The CLI imports each subcommand's modules when it runs, so `tonk rules` starts fast.
 LAZY_OWN_PACKAGES = ("tonk_cli",)

@@ -12,10 +12,14 @@ from pathlib import Path
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train from ``CONFIG.yaml [key=value ...]`` or ``--resume RUN_DIR``."""
+    import json
+
     from eval.duplicate import evaluate
     from train.config import load_config, parse_overrides
     from train.trainer import resume, train
 
+    if args.address is not None:  # quoted: YAML would read some HOST:PORT forms as numbers
+        args.overrides.append(f"rllib.address={json.dumps(args.address)}")
     if args.resume:
         if args.config and not args.config.endswith((".yaml", ".yml")):
             args.overrides.insert(0, args.config)
@@ -52,7 +56,8 @@ def _print_summary(run_dir: Path) -> None:
     best = run_dir / "best.json"
     if best.is_file():
         b = json.loads(best.read_text())
-        print(f"  best.zip: step {b['step']:,}, score {b['score']:+.3f} stakes/hand")
+        name = "best/ (rllib:RUN_DIR)" if (run_dir / "best").is_dir() else "best.zip"
+        print(f"  {name}: step {b['step']:,}, score {b['score']:+.3f} stakes/hand")
         for spec, r in b["results"].items():
             print(
                 f"    vs {spec:22s} {r['mean_stakes']:+.3f}"
@@ -93,7 +98,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--no-progress", action="store_true")
     q.set_defaults(func=cmd_pipeline)
 
-    p = sub.add_parser("train", help="train a MaskablePPO agent from a YAML config (or resume a run)")
+    p = sub.add_parser(
+        "train",
+        help="train a PPO agent from a YAML config (SB3's MaskablePPO; RLlib with backend: rllib), or resume",
+    )
     p.add_argument("config", nargs="?", help="config file, e.g. configs/quick.yaml")
     p.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4"
@@ -101,6 +109,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its newest checkpoint")
     p.add_argument(
         "--defaults", action="store_true", help="allow an empty config file: train on the default settings"
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="backend rllib: join the Ray cluster at ADDR (HOST:PORT of `ray start --head`, or auto) "
+        "instead of starting a local Ray (sets rllib.address)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)

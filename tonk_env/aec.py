@@ -227,7 +227,9 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
             for a in self.possible_agents
         }
         self._num_actions = action_table(self.rules.ace_high).size
-        self.action_spaces = {a: spaces.Discrete(self._num_actions) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Discrete] = {
+            a: spaces.Discrete(self._num_actions) for a in self.possible_agents
+        }
         self.np_random: np.random.Generator | None = None
         # the compiled core: one game's row and the rules' vectors
         core = BatchGames(self.rules, num_players, 1)

@@ -107,7 +107,7 @@ def _nop_aec_env(num_players: int, table_size: int, obs_size: int, decisions: in
         def __init__(self) -> None:
             super().__init__()
             self.possible_agents = [f"player_{i}" for i in range(num_players)]
-            self._act = spaces.Discrete(table_size)
+            self._act: spaces.Discrete = spaces.Discrete(table_size)
             self._obs_space = spaces.Dict(
                 {
                     "observation": spaces.Box(0, 1, (obs_size,), np.float32),

@@ -402,7 +402,8 @@ class TonkSingleAgentEnv(gymnasium.Env):
                 mask[a] = 1  # a loop beats fancy indexing for a few actions
         return mask
 
-    def render(self) -> str | None:
+    # gymnasium < 1.3 types render() as returning its RenderFrame type, not text
+    def render(self) -> str | None:  # type: ignore[override]
         """The hand as text from the learner's seat (``ansi`` returns it, ``human`` prints it)."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")

@@ -168,9 +168,39 @@ class PretrainConfig:
 
 
 @dataclass
+class RllibConfig:
+    """Settings of ``backend: rllib``: RLlib's PPO on a Ray instance or cluster (train/rllib_backend.py)."""
+
+    env_runners: int = 1
+    """Ray actors that play the envs, each on a CPU of any node of the cluster (0: in the driver)."""
+    envs_per_runner: int = 4
+    """Envs each runner steps together (one policy batch per step)."""
+    learners: int = 0
+    """Learner actors for the PPO update (0: the update runs in the driver process)."""
+    address: str = ""
+    """Ray cluster to join (``HOST:PORT`` of its head, or ``auto``); empty: start a local Ray instance
+    (``tonk train --address`` sets it too)."""
+    num_cpus: int = 0
+    """CPUs of a local Ray instance (0: every core); not used with ``address``."""
+    cpus_per_runner: float = 1.0
+    """CPUs Ray reserves for each env runner (fractions pack several on a core)."""
+
+
+#: The settings only the SB3 backend reads: with ``backend: rllib`` each must keep its default.
+SB3_ONLY = (
+    "n_envs", "vec_env", "device", "shaping_coef", "init_from", "net.critic", "pool.refresh_every",
+    "ppo.learning_rate_end", "ppo.ent_coef_end", "ppo.target_kl", "pretrain.teacher",
+)  # fmt: skip
+
+
+@dataclass
 class TrainConfig:
     """One training run."""
 
+    backend: str = "sb3"
+    """Trainer: ``sb3`` (sb3-contrib's MaskablePPO in this process) or ``rllib`` (RLlib's PPO on the
+    new API stack, on a local Ray instance or a cluster; the ``rllib`` section; needs
+    ``pip install 'tonk-rl[rllib]'``)."""
     name: str = "run"
     """Run name: 1-100 letters, digits, ``.``, ``_``, ``-``, not starting with ``.``; the run folder is
     ``<out_dir>/<name>__<seed>__<time>``."""
@@ -217,6 +247,8 @@ class TrainConfig:
     """Start from this checkpoint's weights (a run folder or .zip; same rules, players, net sizes)."""
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     """Optional behaviour-cloning warm start (off unless ``pretrain.teacher`` is set)."""
+    rllib: RllibConfig = field(default_factory=RllibConfig)
+    """Settings of ``backend: rllib`` (only that backend reads them)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict, for YAML/JSON."""
@@ -384,6 +416,8 @@ def _validate_choices(cfg: TrainConfig) -> None:
     """Rules, players and the settings chosen from a list of names."""
     rules = make_rules(cfg.rules, **cfg.rule_options)  # raises ValueError naming the option
     rules.check_players(cfg.players)
+    if cfg.backend not in ("sb3", "rllib"):
+        _invalid("backend", cfg.backend, "sb3 or rllib")
     if cfg.vec_env not in ("dummy", "subproc", "core"):
         _invalid("vec_env", cfg.vec_env, "dummy, subproc or core")
     if cfg.net.activation not in ("tanh", "relu"):
@@ -410,9 +444,64 @@ def _validate_counts(cfg: TrainConfig) -> None:
         _invalid("seed", cfg.seed, f"an integer in [0, {MAX_SEED}] (2**32 - 1)")
     if cfg.eval.every < 0:
         _invalid("eval.every", cfg.eval.every, "an integer >= 0 (0 = only at the end)")
-    if cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
+    if cfg.backend == "rllib":
+        envs = rollout_envs(cfg)
+        if cfg.ppo.batch_size > cfg.ppo.n_steps * envs:
+            _invalid(
+                "ppo.batch_size",
+                cfg.ppo.batch_size,
+                f"at most ppo.n_steps * max(rllib.env_runners, 1) * rllib.envs_per_runner = "
+                f"{cfg.ppo.n_steps * envs}",
+            )
+    elif cfg.ppo.batch_size > cfg.ppo.n_steps * cfg.n_envs:
         _invalid(
             "ppo.batch_size", cfg.ppo.batch_size, f"at most n_steps * n_envs = {cfg.ppo.n_steps * cfg.n_envs}"
+        )
+
+
+def rollout_envs(cfg: TrainConfig) -> int:
+    """The envs that fill one RLlib rollout: ``max(env_runners, 1) * envs_per_runner``."""
+    return max(cfg.rllib.env_runners, 1) * cfg.rllib.envs_per_runner
+
+
+#: An address of a Ray cluster: ``auto``, or ``HOST:PORT`` (a name or an IPv4/IPv6 address).
+_ADDRESS = re.compile(r"auto|(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
+
+
+def _validate_backend(cfg: TrainConfig) -> None:
+    """The ``rllib`` section's ranges, and no setting of one backend given to the other."""
+    r = cfg.rllib
+    for key, low, high, why in (
+        ("rllib.env_runners", 0, MAX_WORKERS, "0: in the driver; a process each"),
+        ("rllib.envs_per_runner", 1, 1024, "envs per runner"),
+        ("rllib.learners", 0, MAX_WORKERS, "0: in the driver; a process each"),
+        ("rllib.num_cpus", 0, 4096, "0: every core"),
+    ):
+        value = _get(cfg, key)
+        if not low <= value <= high:
+            _invalid(key, value, f"an integer in [{low}, {high}] ({why})")
+    if not (math.isfinite(r.cpus_per_runner) and 0 < r.cpus_per_runner <= 64):
+        _invalid("rllib.cpus_per_runner", r.cpus_per_runner, "a number in (0, 64]")
+    if r.address and not _ADDRESS.fullmatch(r.address):
+        _invalid("rllib.address", r.address, "empty (a local Ray), auto, or HOST:PORT of a Ray head node")
+    default = TrainConfig()
+    if cfg.backend == "rllib":
+        for key in SB3_ONLY:
+            if _get(cfg, key) != _get(default, key):
+                raise ValueError(
+                    f"config {key}={_show(_get(cfg, key))} is a setting of backend sb3 only; with "
+                    f"backend: rllib remove it (default {_show(_get(default, key))}; the rllib section sets "
+                    "env runners, envs per runner and learners)"
+                )
+    elif r != default.rllib:
+        key = next(
+            f"rllib.{f.name}"
+            for f in dataclasses.fields(r)
+            if getattr(r, f.name) != getattr(default.rllib, f.name)
+        )
+        raise ValueError(
+            f"config {key}={_show(_get(cfg, key))} is a setting of backend rllib; add backend: rllib "
+            "to train with RLlib, or remove the rllib section"
         )
 
 
@@ -514,6 +603,7 @@ def _validate_names(cfg: TrainConfig) -> None:
 def _validate(cfg: TrainConfig) -> None:
     """Check the values of a built config; the first problem found raises ValueError."""
     _validate_choices(cfg)
+    _validate_backend(cfg)
     _validate_counts(cfg)
     _validate_run(cfg)
     _validate_pretrain(cfg)

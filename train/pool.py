@@ -37,10 +37,14 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 class OpponentPool:
     """Samples the opponents of one hand; callable as the env's opponent sampler."""
 
-    def __init__(self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None) -> None:
+    def __init__(
+        self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None, live_latest: Agent | None = None
+    ) -> None:
         self.cfg = cfg
         self.seed = seed
-        self.latest: MLPPolicy | None = None
+        # live_latest: the object the *latest* draws return from the start, standing for the learner
+        # itself (the RLlib env seats the learner there, train/rllib_env.py); set_latest is then unused
+        self.latest: Agent | None = live_latest
         self.latest_version = 0
         self.snapshots: list[MLPPolicy] = []
         self.snapshot_steps: list[int] = []

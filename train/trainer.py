@@ -29,7 +29,6 @@ import platform
 import random
 import signal
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,20 +57,10 @@ from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
 from .policy import TonkMaskablePolicy
 from .pool import OpponentPool, PoolWrapper
 from .pretrain import pretrain
+from .rllib_setup import require_rllib
+from .rundir import make_run_dir
 from .shaping import CountShaping
 from .vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv
-
-
-def make_run_dir(cfg: TrainConfig) -> Path:
-    """A fresh ``<out_dir>/<name>__<seed>__<time>`` folder."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = Path(cfg.out_dir) / f"{cfg.name}__{cfg.seed}__{stamp}"
-    run_dir, k = base, 1
-    while run_dir.exists():
-        k += 1
-        run_dir = base.with_name(f"{base.name}-{k}")
-    run_dir.mkdir(parents=True)
-    return run_dir
 
 
 def seed_everything(seed: int) -> None:
@@ -202,10 +191,17 @@ def train(
 ) -> Path:
     """Train from scratch into a new run folder, scoring with ``evaluate``; returns the folder.
 
+    ``backend: rllib`` trains with RLlib instead (:mod:`train.rllib_backend`).
+
     The folder is made once the model is built and warm-started, so a bad
     ``init_from`` checkpoint is a ``ValueError`` that leaves no folder behind.
     """
     require_evaluator(cfg, evaluate)
+    if cfg.backend == "rllib":  # imported here: Ray's RLlib is an optional extra
+        require_rllib()  # before the modules that import RLlib
+        from .rllib_run import train_rllib
+
+        return train_rllib(cfg, run_dir, progress=progress, evaluate=evaluate)
     return _fit(cfg, run_dir, resume_from=None, progress=progress, evaluate=evaluate)
 
 
@@ -228,6 +224,11 @@ def resume(
     say = log or _stderr
     cfg = _run_config(run_dir, overrides)
     require_evaluator(cfg, evaluate)
+    if cfg.backend == "rllib":
+        require_rllib()
+        from .rllib_run import resume_rllib
+
+        return resume_rllib(cfg, run_dir, progress=progress, evaluate=evaluate, log=say)
     read_best_score(run_dir)  # a broken best.json is refused now, not after the first rollout
     ckpt = _resumable_checkpoint(run_dir, say)
     step = ckpt.step
