@@ -1,0 +1,267 @@
+"""The RLlib backend of ``tonk train``: config checks, masking, export, run folder, resume, cluster.
+
+Skipped when Ray's RLlib is not installed (``pip install 'tonk-rl[rllib]'``; ``make test`` installs it).
+Each training test starts its own Ray instance with at most 2 CPUs and a tiny budget.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tonk_cli.main import main
+from train.config import config_from_dict, load_config
+
+pytest.importorskip("ray.rllib")
+
+import torch  # noqa: E402 - after the skip
+from ray.rllib.core.columns import Columns  # noqa: E402
+
+from agents.registry import make_agent  # noqa: E402
+from train.rllib_env import TonkMultiAgentEnv  # noqa: E402
+from train.rllib_module import MASKED_LOGIT, MaskedTonkModule, policy_layers  # noqa: E402
+
+#: A run of a few seconds: 1 env runner with 2 envs, small nets, a tiny evaluation.
+TINY = {
+    "backend": "rllib",
+    "name": "rl",
+    "players": 2,
+    "total_steps": 1200,
+    "checkpoint_every": 600,
+    "net": {"pi": [32], "vf": [32]},
+    "ppo": {"n_steps": 128, "batch_size": 128, "n_epochs": 2},
+    "pool": {"snapshot_every": 600, "baselines": {"heuristic:greedy": 0.3, "random": 0.2}},
+    "eval": {"every": 600, "hands": 20, "opponents": ["random"]},
+    "rllib": {"env_runners": 1, "envs_per_runner": 2, "num_cpus": 2},
+}
+
+
+def _config(tmp_path: Path, **changes: object) -> Path:
+    data = {**TINY, "out_dir": str(tmp_path / "runs"), **changes}
+    path = tmp_path / "rl.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+# -- the config ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"vec_env": "core"}, "config vec_env='core' is a setting of backend sb3 only"),
+        ({"ppo": {"target_kl": 0.02}}, "config ppo.target_kl=0.02 is a setting of backend sb3 only"),
+        ({"backend": "sb3"}, "config rllib.envs_per_runner=2 is a setting of backend rllib"),
+        ({"rllib": {"env_runners": -1}}, "config rllib.env_runners=-1 is invalid"),
+        ({"rllib": {"envs_per_runner": 0}}, "config rllib.envs_per_runner=0 is invalid"),
+        ({"rllib": {"workers": 2}}, "unknown config key 'rllib.workers'"),
+        ({"rllib": {"address": "not an address"}}, "config rllib.address='not an address' is invalid"),
+        ({"backend": "ray"}, "config backend='ray' is invalid; allowed: sb3 or rllib"),
+        ({"ppo": {"batch_size": 1024, "n_steps": 128}}, "at most ppo.n_steps * max(rllib.env_runners, 1)"),
+    ],
+)
+def test_config_errors_name_the_key(changes: dict, words: str) -> None:
+    data = {**TINY, **changes}
+    if "rllib" in changes:
+        data["rllib"] = {**TINY["rllib"], **changes["rllib"]}  # type: ignore[dict-item]
+    if "ppo" in changes:
+        data["ppo"] = {**TINY["ppo"], **changes["ppo"]}  # type: ignore[dict-item]
+    with pytest.raises(ValueError) as e:
+        config_from_dict(data)
+    assert words in str(e.value)
+
+
+def test_unreachable_address_is_a_message_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc = main(["train", str(_config(tmp_path)), "--address", f"127.0.0.1:{port}", "--no-progress"])
+    assert rc != 0
+    err = capsys.readouterr().err
+    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_missing_rllib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from train.rllib_setup import require_rllib
+
+    monkeypatch.setitem(sys.modules, "ray.rllib", None)  # import ray.rllib now raises ImportError
+    with pytest.raises(ValueError, match=r"pip install 'tonk-rl\[rllib\]'"):
+        require_rllib()
+
+
+# -- the env and the masked module ----------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Single-row forwards: a second thread only spin-waits for a busy core (and slows them 100x)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _env_and_module(players: int = 2, seed: int = 0) -> tuple[TonkMultiAgentEnv, MaskedTonkModule]:
+    cfg = config_from_dict({**TINY, "players": players, "seed": seed})
+    env = TonkMultiAgentEnv({"train_config": cfg.to_dict()})
+    space = env.observation_spaces["seat_0"]
+    module = MaskedTonkModule(
+        observation_space=space,
+        action_space=env.action_spaces["seat_0"],
+        model_config={"pi": [32], "vf": [32], "activation": "tanh"},
+    )
+    return env, module
+
+
+def _batch(obs: dict[str, np.ndarray]) -> dict:
+    return {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in obs.items()}}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_no_illegal_action_is_ever_sampled(players: int) -> None:
+    """Thousands of decisions by exploration (sampling) and inference (argmax): every one legal."""
+    env, module = _env_and_module(players)
+    torch.manual_seed(0)
+    with torch.no_grad():  # a sharper policy than at initialisation makes masked mistakes likelier
+        module.pi[-1].weight.mul_(300.0)
+    explore = module.get_exploration_action_dist_cls()
+    infer = module.get_inference_action_dist_cls()
+    obs, _ = env.reset(seed=1)
+    decisions = hands = 0
+    while decisions < 3000:
+        ((agent, o),) = obs.items()
+        batch = _batch(o)
+        if decisions % 2:
+            logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+            action = int(infer.from_logits(logits).to_deterministic().sample()[0])
+        else:
+            logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+            action = int(explore.from_logits(logits).sample()[0])
+        assert o["action_mask"][action] == 1, (agent, action)
+        train_logits = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS][0]
+        assert bool((train_logits[torch.as_tensor(o["action_mask"]) == 0] == MASKED_LOGIT).all())
+        assert torch.isfinite(train_logits).all()
+        decisions += 1
+        obs, rewards, done, _, infos = env.step({agent: action})  # the env raises on an illegal action
+        if done["__all__"]:
+            hands += 1
+            assert set(rewards) == set(obs) and all(o_["action_mask"].sum() == 0 for o_ in obs.values())
+            assert all("result_kind" in i for i in infos.values())
+            obs, _ = env.reset()
+    assert hands > 50
+    assert env.take_stats()["steps"] == decisions
+
+
+def test_exported_policy_chooses_as_the_module(tmp_path: Path) -> None:
+    """The numpy export (policy.npz layout) and the RLlib module: the same argmax on 1,000 positions."""
+    env, module = _env_and_module()
+    torch.manual_seed(3)
+    with torch.no_grad():
+        module.pi[-1].weight.normal_(0, 1.0)  # a decided policy: near-ties would test rounding, not export
+    from agents.mlp import MLPPolicy
+
+    MLPPolicy(policy_layers(module.state_dict()), activation="tanh").save_npz(tmp_path / "p.npz")
+    exported = MLPPolicy.load_npz(tmp_path / "p.npz")
+    obs, _ = env.reset(seed=5)
+    same = 0
+    for _ in range(1000):
+        ((agent, o),) = obs.items()
+        logits = module.forward_inference(_batch(o))[Columns.ACTION_DIST_INPUTS][0]
+        mine = int(torch.argmax(logits))
+        same += mine == exported.choose(o["observations"], o["action_mask"])
+        obs, _, done, _, _ = env.step({agent: mine})
+        if done["__all__"]:
+            obs, _ = env.reset()
+    assert same == 1000
+
+
+# -- a whole run through the CLI ----------------------------------------------------------------
+
+
+def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -> None:
+    cfg = _config(tmp_path)
+    assert main(["train", str(cfg), "--no-progress"]) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    for name in (
+        "config.yaml",
+        "run.json",
+        "metrics.jsonl",
+        "best.json",
+        "summary.json",
+        "learning_curve.png",
+    ):
+        assert (run / name).is_file(), name
+    assert list((run / "tb").rglob("events.out.tfevents.*"))
+    steps = sorted(int(p.name.split("_")[1]) for p in (run / "checkpoints").glob("step_*"))
+    assert len(steps) >= 2 and steps[-1] >= 1200
+    last = run / "checkpoints" / f"step_{steps[-1]}"
+    assert {p.name for p in last.iterdir()} >= {
+        "tonk_meta.json",
+        "policy.npz",
+        "learner.pt",
+        "state.json",
+        "pool",
+    }
+    assert (run / "best" / "policy.npz").is_file()
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rollouts = [r for r in rows if r["type"] == "rollout"]
+    assert rollouts and all(r["hands"] > 0 and r["collect_s"] > 0 for r in rollouts)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["backend"] == "rllib" and sum(summary["steps_by_node"].values()) == summary["steps"]
+
+    # the checkpoint's module (learner.pt, read safely) and its policy.npz: the same action
+    from tonk_env.engine import make_rules
+    from train.rllib_checkpoint import read_rllib_checkpoint
+
+    ckpt = read_rllib_checkpoint(last, make_rules("standard"), 2)
+    env, module = _env_and_module()
+    module.load_state_dict(
+        {k: torch.as_tensor(v) for k, v in ckpt.learner_state["rl_module"]["learner"].items()}
+    )
+    agent = make_agent(f"rllib:{last}")
+    obs, _ = env.reset(seed=9)
+    for _ in range(300):
+        ((aid, o),) = obs.items()
+        a = int(torch.argmax(module.forward_inference(_batch(o))[Columns.ACTION_DIST_INPUTS][0]))
+        assert a == agent.choose(o["observations"], o["action_mask"])
+        obs, _, done, _, _ = env.step({aid: a})
+        if done["__all__"]:
+            obs, _ = env.reset()
+
+    # the run folder as an agent spec in the evaluation
+    capsys.readouterr()
+    assert main(["eval", f"rllib:{run}", "random", "--hands", "10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+
+    # resume: the step count continues from the newest checkpoint, with its learner state
+    assert main(["train", "--resume", str(run), "total_steps=1800", "--no-progress"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["steps"] >= 1800
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    (res,) = [r for r in rows if r["type"] == "resume"]
+    assert res["step"] == steps[-1]
+
+    # another player count: every checkpoint is refused by name, nothing new is written
+    before = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert main(["train", "--resume", str(run), "players=3", "total_steps=5000", "--no-progress"]) != 0
+    err = capsys.readouterr().err
+    assert "trained for 2 players, this run has 3" in err and "Traceback" not in err
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == before
+    with pytest.raises(ValueError, match="trained for 2 players"):
+        from tonk_env.engine import new_game
+        from tonk_env.play import start_hand
+
+        start_hand([agent, agent, agent], 3, new_game(make_rules("standard"), 3, seed=0).rules)
+
+
+def test_load_config_keeps_the_rllib_section(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path), ["rllib.envs_per_runner=8"])
+    assert cfg.backend == "rllib" and cfg.rllib.envs_per_runner == 8
