@@ -265,3 +265,27 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -
 def test_load_config_keeps_the_rllib_section(tmp_path: Path) -> None:
     cfg = load_config(_config(tmp_path), ["rllib.envs_per_runner=8"])
     assert cfg.backend == "rllib" and cfg.rllib.envs_per_runner == 8
+
+
+def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
+    """Two Ray nodes on this machine (a CPU each): an env runner on each, steps from both."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        nodes = {n.node_id for n in cluster.list_all_nodes()}
+        cfg = _config(
+            tmp_path, total_steps=2000, checkpoint_every=2000, rllib={"env_runners": 2, "envs_per_runner": 2}
+        )
+        assert main(["train", str(cfg), "--address", cluster.address, "--no-progress"]) == 0
+        assert not ray.is_initialized()  # the run disconnected from the cluster it joined
+    finally:
+        cluster.shutdown()
+    (run,) = (tmp_path / "runs").iterdir()
+    summary = json.loads((run / "summary.json").read_text())
+    by_node = summary["steps_by_node"]
+    assert set(by_node) == nodes, by_node
+    assert all(steps > 0 for steps in by_node.values()) and sum(by_node.values()) == summary["steps"] >= 2000
