@@ -22,10 +22,11 @@ import numpy as np
 
 from agents.checkpoint import read_meta, resolve_checkpoint
 from agents.registry import canonical_spec, check_spec, parse_spec
+from agents.rllib_agent import resolve_rllib_checkpoint
 from tonk_env.engine import TonkRules
 
 #: agent kinds whose spec names a checkpoint file or folder
-PATH_KINDS = ("ppo", "npz")
+PATH_KINDS = ("ppo", "npz", "rllib")
 
 
 def _natural_key(s: str) -> list[Any]:
@@ -83,7 +84,9 @@ def entrant_info(spec: str) -> EntrantInfo:
     if sp.kind not in PATH_KINDS or sp.name is None:
         return EntrantInfo(spec, checkpoint=False)
     p = Path(sp.name)
-    if p.is_dir():
+    if sp.kind == "rllib":  # a checkpoint folder of the RLlib backend: its policy.npz is the agent
+        p = resolve_rllib_checkpoint(p) / "policy.npz"
+    elif p.is_dir():
         p = resolve_checkpoint(p)
     if not p.is_file():
         raise ValueError(f"agent {spec}: no such file {str(p)!r}")
@@ -97,7 +100,8 @@ def entrant_info(spec: str) -> EntrantInfo:
     if step is None:
         m = re.search(r"step_(\d+)", p.name)
         step = int(m.group(1)) if m else None
-    run_dir = p.parent.parent if p.parent.name == "checkpoints" else p.parent
+    at = p.parent if sp.kind == "rllib" else p  # an RLlib checkpoint is the folder around policy.npz
+    run_dir = at.parent.parent if at.parent.name == "checkpoints" else at.parent
     return EntrantInfo(
         spec,
         True,
