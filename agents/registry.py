@@ -9,6 +9,7 @@ A spec string names an agent and its parameters::
     heuristic:expert
     search:ismcts?budget=200&candidates=2
     ppo:runs/quick__0__20250101-120000/best.zip?deterministic=false
+    rllib:runs/rllib_2p__1__20250101-120000
     npz:model.npz
     onnx:exported/
     zoo:2p
@@ -22,7 +23,7 @@ from a spec; :func:`list_agents` lists the registered agents, one line each
 
 This module registers every built-in agent when it is imported: ``random``,
 ``heuristic:*``, ``search:*`` and the path kinds ``ppo:PATH``
-(:mod:`agents.ppo`), ``npz:PATH`` (:mod:`agents.mlp`) and
+(:mod:`agents.ppo`), ``rllib:PATH`` (:mod:`agents.rllib_agent`), ``npz:PATH`` (:mod:`agents.mlp`) and
 ``onnx:DIR`` (:mod:`agents.onnx_agent`), and the *family* ``zoo:NAME``
 (:mod:`agents.zoo`: the shipped agents, one per card in the zoo folder,
 found when a spec is looked up). Each factory is named by an import

@@ -9,6 +9,9 @@ copies (one added every ``snapshot_every`` steps, the oldest dropped past
 snapshots, the latest model half the time) and keeps the learner from
 over-fitting to itself.
 
+With the RLlib backend (:mod:`train.rllib_env`) a *latest* draw seats the
+learner itself (``live_latest``), which plays and learns in that seat too.
+
 Frozen copies are :class:`agents.mlp.MLPPolicy` objects evaluated with numpy,
 so an opponent decision costs microseconds and no torch call. Under
 ``SubprocVecEnv`` each process holds its own pool; the training callback
