@@ -188,7 +188,7 @@ class RllibRun:
                     self.snapshots = [*self.snapshots, (self.step, layers)][-cfg.pool.window :]
                     push_snapshot(self.algo, layers, cfg.net.activation, self.step)
                     next_snapshot = _next_multiple(self.step, cfg.pool.snapshot_every)
-                if next_eval is not None and self.step >= next_eval:
+                if next_eval is not None and self.step >= next_eval and cfg.eval.opponents:
                     self.evaluate()
                     next_eval = _next_multiple(self.step, cfg.eval.every)
                 if self.step >= next_ckpt:
@@ -310,7 +310,7 @@ class RllibRun:
         assert self.run_dir is not None
         if self.last_ckpt_step != self.step:
             self.checkpoint()
-        if self.stop_reason is None and self.last_eval_step != self.step:
+        if self.stop_reason is None and self.last_eval_step != self.step and self.cfg.eval.opponents:
             self.evaluate()
         trained = self.step - start_step
 
