@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from tonk_env.engine import GameState, SeatInfo, TonkRules, make_rules, parse_assignments
@@ -127,6 +129,11 @@ SUBCOMMAND_MODULES = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tonk`` console command."""
     args = build_parser().parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C: ``with`` blocks close their worker pools and files instead of
+    # the process dying with its workers orphaned (training installs its own graceful handler).
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args) or 0)
     except ValueError as e:
@@ -135,6 +142,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"tonk {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"tonk {args.command}: terminated", file=sys.stderr)
+        return 143
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+class Terminated(BaseException):
+    """Raised by SIGTERM in a ``tonk`` command (a BaseException, so ``except Exception`` lets it pass)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 if __name__ == "__main__":
