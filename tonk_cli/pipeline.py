@@ -34,13 +34,13 @@ def run_pipeline(
     progress: bool = True,
     zoo: bool = True,
 ) -> dict[str, Any]:
-    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` against each baseline.
+    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` (``rllib:<run>``) per baseline.
 
     ``zoo`` adds the zoo's agent for this table (if there is one) to the opponents.
     """
     cfg = load_config(config, overrides)
     run_dir = train(cfg, progress=progress, evaluate=evaluate)
-    spec = f"ppo:{run_dir / 'best.zip'}"
+    spec = f"rllib:{run_dir}" if cfg.backend == "rllib" else f"ppo:{run_dir / 'best.zip'}"
     rules = make_rules(cfg.rules, **cfg.rule_options)
     rules_name = cfg.rules + "".join(f" {k}={v}" for k, v in cfg.rule_options.items())
     entry = find_entry(cfg.players, rules.hash) if zoo else None
