@@ -205,6 +205,9 @@ class RllibRun:
     def _iteration(self, start_step: int) -> None:
         t0 = time.perf_counter()
         clock = self._update_clock
+        # the learner shuffles its batch with numpy's global generator, which Ray and the evaluation
+        # in this process draw from too: seeded per iteration, the shuffles follow the seed alone
+        np.random.seed((self.cfg.seed * 1_000_003 + self.iterations) % 2**32)
         result = self.algo.train()
         wall = time.perf_counter() - t0
         update = self._update_clock - clock
