@@ -87,6 +87,18 @@ def test_unreachable_address_is_a_message_and_writes_nothing(tmp_path: Path, cap
     assert not (tmp_path / "runs").exists()
 
 
+def test_more_runners_than_cpus_is_a_message() -> None:
+    """Ray would wait forever for CPUs it does not have; the run says so before it starts."""
+    from train.rllib_setup import check_cpus
+
+    cfg = config_from_dict({**TINY, "rllib": {**TINY["rllib"], "env_runners": 3, "learners": 1}})
+    with pytest.raises(ValueError, match=r"need 4 CPUs, the Ray instance has 2"):
+        check_cpus(cfg, 2.0)
+    check_cpus(
+        config_from_dict({**TINY, "rllib": {**TINY["rllib"], "env_runners": 3, "cpus_per_runner": 0.5}}), 2.0
+    )
+
+
 def test_missing_rllib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 

@@ -63,4 +63,26 @@ def init_ray(cfg: TrainConfig) -> bool:
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise ValueError(f"cannot start or join {where}: {e}") from None
+    try:
+        check_cpus(cfg, float(ray.cluster_resources().get("CPU", 0)))
+    except ValueError:
+        ray.shutdown()
+        raise
     return True
+
+
+def check_cpus(cfg: TrainConfig, cpus: float) -> None:
+    """Raise ``ValueError`` when the env runners and learners ask Ray for more CPUs than it has.
+
+    Ray would otherwise wait for them forever (a learner actor takes one CPU).
+    """
+    r = cfg.rllib
+    need = r.env_runners * r.cpus_per_runner + r.learners
+    where = "cluster" if r.address else "instance"
+    if need > cpus + 1e-9:
+        raise ValueError(
+            f"rllib.env_runners={r.env_runners} x rllib.cpus_per_runner={r.cpus_per_runner:g} "
+            f"+ rllib.learners={r.learners} need {need:g} CPUs, the Ray {where} "
+            f"has {cpus:g}; lower them (cpus_per_runner=0.5 packs two runners on a core), raise "
+            "rllib.num_cpus, or add nodes"
+        )
