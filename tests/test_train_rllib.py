@@ -285,6 +285,9 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    # Cluster writes its address where a plain ray.init() of another test (in another xdist worker)
+    # would find and join it; this test passes the address explicitly, so the file goes
+    ray._common.utils.reset_ray_address()
     try:
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()

@@ -55,8 +55,12 @@ def init_ray(cfg: TrainConfig) -> bool:
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
     if address:
         kwargs["address"] = address
-    elif cfg.rllib.num_cpus:
-        kwargs["num_cpus"] = cfg.rllib.num_cpus
+    else:
+        # "local": a new instance; without it ray.init joins a cluster that `ray start` (or a test's
+        # ray.cluster_utils.Cluster) runs on this machine, which rllib.address did not ask for
+        kwargs["address"] = "local"
+        if cfg.rllib.num_cpus:
+            kwargs["num_cpus"] = cfg.rllib.num_cpus
     # on a cluster every node needs this package installed: env runners import train.rllib_env there
     try:
         ray.init(**kwargs)
