@@ -71,3 +71,12 @@ def test_sigterm_in_the_data_phase_takes_the_workers_down(tmp_path: Path) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_forked_workers_shut_down_quietly() -> None:
+    """Fork pool workers inherit the SIGTERM handler; the pool's shutdown ends them without tracebacks."""
+    cmd = [sys.executable, "-m", "tonk_cli.main", "eval", "random", "heuristic:greedy", "--hands", "400",
+           "--workers", "2", "--seed", "3"]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr and "Terminated" not in res.stderr, res.stderr

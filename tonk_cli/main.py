@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -131,8 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # SIGTERM unwinds like Ctrl-C: ``with`` blocks close their worker pools and files instead of
     # the process dying with its workers orphaned (training installs its own graceful handler).
+    global _MAIN_PID
     old = None
     if threading.current_thread() is threading.main_thread():
+        _MAIN_PID = os.getpid()
         old = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args) or 0)
@@ -154,7 +157,15 @@ class Terminated(BaseException):
     """Raised by SIGTERM in a ``tonk`` command (a BaseException, so ``except Exception`` lets it pass)."""
 
 
+#: The process that installed :func:`_terminated`; a forked worker inherits the handler but not the role.
+_MAIN_PID: int | None = None
+
+
 def _terminated(signum: int, frame: object) -> None:
+    if os.getpid() != _MAIN_PID:  # a forked pool worker being shut down: die quietly, as by default
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     raise Terminated()
 
 
