@@ -203,5 +203,8 @@ def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_pla
     except RuntimeError as e:
         lines = str(e).strip().splitlines()
         why = lines[1].strip() if len(lines) > 1 else str(e)
-        raise ValueError(f"{p}: its network does not fit this run's net sizes ({why})") from None
+        raise ValueError(
+            f"{p}: its network does not fit this run's net sizes ({why}); set net.pi, net.vf and "
+            "net.critic to those it was trained with, or warm-start from its run folder"
+        ) from None
     return p
