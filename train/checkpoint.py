@@ -166,6 +166,12 @@ def _tensors(z: zipfile.ZipFile, name: str, path: Path) -> dict[str, Any]:
     return state
 
 
+def _mismatch(e: BaseException) -> str:
+    """The line of torch's ``load_state_dict`` error that names the first mismatch (its second line)."""
+    lines = str(e).strip().splitlines()
+    return lines[1].strip() if len(lines) > 1 else lines[0] if lines else type(e).__name__
+
+
 def restore_checkpoint(model: Any, ckpt: RunCheckpoint) -> None:
     """Load a checkpoint's weights, optimizer state and step counters into ``model``.
 
@@ -176,10 +182,8 @@ def restore_checkpoint(model: Any, ckpt: RunCheckpoint) -> None:
         model.policy.load_state_dict(ckpt.policy)
         model.policy.optimizer.load_state_dict(ckpt.optimizer)
     except (RuntimeError, ValueError, KeyError) as e:
-        lines = str(e).strip().splitlines()
-        why = lines[1].strip() if len(lines) > 1 else lines[0] if lines else type(e).__name__
         raise ValueError(
-            f"{ckpt.path}: its network does not fit this run's net sizes ({why}); "
+            f"{ckpt.path}: its network does not fit this run's net sizes ({_mismatch(e)}); "
             "resume with the net.pi, net.vf and net.critic the run was trained with"
         ) from None
     for key, value in ckpt.counters.items():
@@ -201,10 +205,8 @@ def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_pla
     try:
         model.policy.load_state_dict(state)
     except RuntimeError as e:
-        lines = str(e).strip().splitlines()
-        why = lines[1].strip() if len(lines) > 1 else str(e)
         raise ValueError(
-            f"{p}: its network does not fit this run's net sizes ({why}); set net.pi, net.vf and "
+            f"{p}: its network does not fit this run's net sizes ({_mismatch(e)}); set net.pi, net.vf and "
             "net.critic to those it was trained with, or warm-start from its run folder"
         ) from None
     return p
