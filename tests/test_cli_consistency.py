@@ -114,6 +114,12 @@ def test_eval_record_cli_writes_json_lines(tmp_path: Path, capsys: pytest.Captur
     lines = out.read_text().splitlines()
     assert len(lines) == 3 and all(replay(json.loads(x)).result for x in lines)
     assert "recorded 3 hand(s)" in capsys.readouterr().err
+    assert (
+        main(["eval", "random", "--record", str(tmp_path), "--hands", "2"]) == 2
+    )  # a folder: refused at once
+    assert f"cannot write the hand records to {tmp_path}" in capsys.readouterr().err
+    assert main(["eval", "random", "--record", str(out), "--record-hands", "-1"]) == 2
+    assert "--record-hands must be >= 0" in capsys.readouterr().err
 
 
 def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:

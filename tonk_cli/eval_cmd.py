@@ -21,6 +21,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     name = args.rules + ("".join(f" --set {s}" for s in args.set) if args.set else "")
     specs = [args.agent, *(args.opponents or ["random"])]
     progress = not (args.json or args.quiet or args.no_progress) and sys.stderr.isatty()
+    if args.record_hands < 0:
+        raise ValueError(f"--record-hands must be >= 0, got {args.record_hands}")
+    if args.record:
+        write_hands(args.record, [])  # a path that cannot be written fails now, not after the evaluation
     res = evaluate(
         specs,
         hands=args.hands,
