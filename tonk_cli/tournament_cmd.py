@@ -86,6 +86,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     print(
         f"reports: {res.folder}/leaderboard.md, ratings.json, leaderboard.csv, ratings_by_step.png, "
         "crosstable.png"
+        + (", hands/ (sample hands: tonk serve, then /replay)" if (res.folder / "hands").is_dir() else "")
     )
     return 0
 
