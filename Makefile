@@ -8,7 +8,7 @@ WORKERS ?= 2
 # every package that `make lint` type-checks
 PACKAGES := tonk_env agents train eval frontends tonk_cli
 
-.PHONY: run test install bench lint clean
+.PHONY: run test install bench lint docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,12 @@ $(STAMP): $(PY) pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# the documentation site's tools (the `docs` extra), installed on first use of `make docs`
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/tonk pipeline configs/quick.yaml --hands 2000 --workers 2
@@ -40,5 +46,10 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy $(PACKAGES) || status=1; \
 	exit $$status
 
+# The documentation site (mkdocs.yml) into site/: strict, so a broken page, link or API reference
+# (a renamed function in a `::: module` page, a bad docstring) fails the build. Nothing is downloaded.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache site

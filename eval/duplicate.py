@@ -34,6 +34,11 @@ How a run is organised
   as the hands *it* ended by each kind (``tonk_out``, ``run_out``,
   ``drop_won``, ``caught``, ``instant_win``) plus ``stock_out`` hands it won;
   the overall ends count every hand once.
+- **Recorded hands.** With ``record=N`` the first N hands (the first deal
+  groups, every seating of each) come back as hand records
+  (:mod:`tonk_env.engine.record`, plus ``"seats"``: the spec in each seat),
+  the same for any number of workers; the replay viewer of ``tonk serve``
+  shows them.
 - **Workers.** Deal groups are cut into fixed chunks of :data:`CHUNK_GROUPS`
   groups (independent of the number of workers), chunks run on a
   ``multiprocessing`` pool and the results are merged in group order, so a
@@ -57,7 +62,7 @@ from tqdm import tqdm
 
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
-from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck
+from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck, to_record
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.play import play, start_hand
 
@@ -142,6 +147,7 @@ class GroupResult:
     turns: int  # turns played over the group's hands
     hands: int
     think: list[float]  # per agent: seconds spent deciding (timing only)
+    records: list[dict[str, Any]] = field(default_factory=list)  # the recorded hands of this group
 
 
 @dataclass
@@ -189,6 +195,12 @@ class EvalResult:
     group_payoffs: list[list[float]] = field(repr=False)
     elapsed_s: float = 0.0
     workers: int = 1
+    records: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def labels(self) -> list[str]:
+        """One distinct label per agent: its spec, with ``#1``, ``#2``, ... on specs that repeat."""
+        return distinct_labels([a.spec for a in self.agents])
 
     @property
     def hands_per_s(self) -> float:
@@ -198,7 +210,9 @@ class EvalResult:
     def to_dict(self, timing: bool = True) -> dict[str, Any]:
         """The JSON object of ``tonk eval --json``; ``timing=False`` leaves out the only varying part."""
         d: dict[str, Any] = {
-            "agents": [a.to_dict() for a in self.agents],
+            "agents": [
+                {"label": lab, **a.to_dict()} for lab, a in zip(self.labels, self.agents, strict=True)
+            ],
             "players": self.players,
             "rules": self.rules_name,
             "rules_options": self.rules.to_dict(),
@@ -215,9 +229,25 @@ class EvalResult:
                 "elapsed_s": self.elapsed_s,
                 "hands_per_s": self.hands_per_s,
                 "workers": self.workers,
-                "agent_seconds_per_hand": {a.spec: a.seconds_per_hand for a in self.agents},
+                "agent_seconds_per_hand": {
+                    lab: a.seconds_per_hand for lab, a in zip(self.labels, self.agents, strict=True)
+                },
             }
         return d
+
+
+def distinct_labels(specs: Sequence[str]) -> list[str]:
+    """The specs as labels, numbered ``spec#1``, ``spec#2``, ... where a spec appears more than once."""
+    counts = {s: specs.count(s) for s in specs}
+    seen: dict[str, int] = {}
+    out = []
+    for s in specs:
+        if counts[s] > 1:
+            seen[s] = seen.get(s, 0) + 1
+            out.append(f"{s}#{seen[s]}")
+        else:
+            out.append(s)
+    return out
 
 
 # --- playing ------------------------------------------------------------------------------------
@@ -247,8 +277,11 @@ def play_hand(
 class _Worker:
     """Agents of one process: one instance per seat, built from the specs."""
 
-    def __init__(self, specs: Sequence[str], players: int, rules: TonkRules, seed: int) -> None:
+    def __init__(
+        self, specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int = 0
+    ) -> None:
         self.specs = list(specs)
+        self.record = record
         self.players = players
         self.rules = rules
         self.seed = seed
@@ -273,6 +306,8 @@ class _Worker:
         kinds = [0] * len(RESULT_KINDS)
         think = [0.0] * m
         turns = 0
+        records = []
+        labels = distinct_labels(self.specs)
         for ai, arr in enumerate(self.arrs):
             seats = [self.instances[(arr[s], s)] for s in range(n)]
             start_hand(seats, n, rules, [hand_seed(self.seed, g, ai, s) for s in range(n)])
@@ -282,6 +317,8 @@ class _Worker:
             assert res is not None
             kinds[RESULT_KINDS.index(res.kind)] += 1
             turns += state.turn
+            if g * len(self.arrs) + ai < self.record:
+                records.append({**to_record(state), "seats": [labels[i] for i in arr]})
             for s in range(n):
                 i = arr[s]
                 p = res.payoffs[s]
@@ -302,15 +339,16 @@ class _Worker:
             turns=turns,
             hands=len(self.arrs),
             think=think,
+            records=records,
         )
 
 
 _WORKER: _Worker | None = None
 
 
-def _init_worker(specs: Sequence[str], players: int, rules: TonkRules, seed: int) -> None:
+def _init_worker(specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int) -> None:
     global _WORKER
-    _WORKER = _Worker(specs, players, rules, seed)
+    _WORKER = _Worker(specs, players, rules, seed, record)
 
 
 def _run_chunk(groups: Sequence[int]) -> list[GroupResult]:
@@ -322,6 +360,18 @@ def _chunks(num_groups: int) -> list[list[int]]:
     return [list(range(i, min(i + CHUNK_GROUPS, num_groups))) for i in range(0, num_groups, CHUNK_GROUPS)]
 
 
+def _check_counts(hands: Any, workers: Any, record: Any) -> None:
+    """Refuse a bad ``hands``, ``workers`` or ``record`` argument of :func:`evaluate`, naming it."""
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"hands must be a positive int, got {hands!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise ValueError(f"workers must be at most {MAX_WORKERS} (a process each), got {workers}")
+    if isinstance(record, bool) or not isinstance(record, int) or record < 0:
+        raise ValueError(f"record must be an int >= 0 (hands to record), got {record!r}")
+
+
 def evaluate(
     specs: Sequence[str],
     hands: int = 1000,
@@ -331,11 +381,13 @@ def evaluate(
     workers: int = 1,
     progress: bool | Callable[[int], None] = False,
     rules_name: str | None = None,
+    record: int = 0,
 ) -> EvalResult:
     """Duplicate evaluation of ``specs`` over at least ``hands`` hands (whole deal groups).
 
     ``progress`` is ``True`` for a tqdm bar on stderr or a callable receiving
-    the number of deal groups just finished.
+    the number of deal groups just finished. ``record``: keep the records of
+    the first ``record`` hands (``EvalResult.records``).
     """
     if not specs:
         raise ValueError("no agent to evaluate")
@@ -345,12 +397,7 @@ def evaluate(
         rules = make_rules(rules)
     rules_name = rules_name or "custom"
     rules.check_players(players)
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"hands must be a positive int, got {hands!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive int, got {workers!r}")
-    if workers > MAX_WORKERS:
-        raise ValueError(f"workers must be at most {MAX_WORKERS} (a process each), got {workers}")
+    _check_counts(hands, workers, record)
     arrs = arrangements(len(canon), players)
     num_groups = -(-hands // len(arrs))
     chunks = _chunks(num_groups)
@@ -368,7 +415,7 @@ def evaluate(
     results: list[GroupResult] = []
     try:
         if workers == 1 or len(chunks) == 1:
-            w = _Worker(canon, players, rules, seed)
+            w = _Worker(canon, players, rules, seed, record)
             for chunk in chunks:
                 part = [w.group(g) for g in chunk]
                 results.extend(part)
@@ -377,7 +424,9 @@ def evaluate(
         else:
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(method)
-            with ctx.Pool(min(workers, len(chunks)), _init_worker, (canon, players, rules, seed)) as pool:
+            with ctx.Pool(
+                min(workers, len(chunks)), _init_worker, (canon, players, rules, seed, record)
+            ) as pool:
                 for part in pool.imap(_run_chunk, chunks):
                     results.extend(part)
                     if tick:
@@ -442,11 +491,12 @@ def summarise(
         group_payoffs=[list(r.payoff) for r in results],
         elapsed_s=elapsed,
         workers=workers,
+        records=[rec for r in results for rec in r.records],
     )
 
 
 __all__ = [
     "ACTOR_KINDS", "AGENT_ENDS", "CHUNK_GROUPS", "AgentStats", "EvalResult", "GroupResult",
-    "arrangements", "deal_deck", "evaluate", "hand_seed", "mean_ci", "play_hand", "summarise",
-    "t_quantile_975",
+    "arrangements", "deal_deck", "distinct_labels", "evaluate", "hand_seed", "mean_ci", "play_hand",
+    "summarise", "t_quantile_975",
 ]  # fmt: skip

@@ -1,6 +1,7 @@
 """Reporting an evaluation: a terminal table and the ``--json`` object.
 
-The table has one line per agent: mean stakes per hand with the 95%
+The table has one line per agent (an agent given twice is labelled ``spec#1``,
+``spec#2``): mean stakes per hand with the 95%
 interval over deal groups, win rate (payoff above zero), and how the agent
 ended hands (percent of its seat-hands: tonk out, run out, drop won, caught,
 stock out won), then a footer with how all hands ended and their mean
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .duplicate import EvalResult
@@ -35,16 +38,17 @@ def format_table(res: EvalResult) -> str:
         f"seed {res.seed}, "
         f"{res.hands} hands = {res.groups} deals x {arr} seatings"
     )
-    width = max(len("agent"), *(len(a.spec) for a in res.agents))
+    labels = res.labels  # a spec that fills two places is shown as spec#1, spec#2
+    width = max(len("agent"), *(len(x) for x in labels))
     cols = f"{'agent':{width}s}  {'stakes/hand':>11s}  {'95% CI':>17s}  {'win%':>5s}  " + "  ".join(
         f"{label:>6s}" for _, label in _END_COLUMNS
     )
     lines = [head, "", cols, "-" * len(cols)]
-    for a in res.agents:
+    for label, a in zip(labels, res.agents, strict=True):
         ci = f"[{_num(a.ci95[0])}, {_num(a.ci95[1])}]"
         ends = "  ".join(f"{100 * a.ends[k]:6.1f}" for k, _ in _END_COLUMNS)
         lines.append(
-            f"{a.spec:{width}s}  {_num(a.mean_stakes):>11s}  {ci:>17s}  {100 * a.win_rate:5.1f}  {ends}"
+            f"{label:{width}s}  {_num(a.mean_stakes):>11s}  {ci:>17s}  {100 * a.win_rate:5.1f}  {ends}"
         )
     lines.append("")
     lines.append(
@@ -52,8 +56,8 @@ def format_table(res: EvalResult) -> str:
     )
     lines.append(f"mean hand length: {res.mean_turns:.1f} turns")
     think = ", ".join(
-        f"{a.spec} {1000 * a.seconds_per_hand:.2f} ms"
-        for a in res.agents
+        f"{label} {1000 * a.seconds_per_hand:.2f} ms"
+        for label, a in zip(labels, res.agents, strict=True)
         if not math.isnan(a.seconds_per_hand)
     )
     lines.append(
@@ -77,3 +81,14 @@ def _clean(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
     return x
+
+
+def write_hands(path: str | Path, records: Sequence[dict[str, Any]]) -> Path:
+    """Write hand records as JSON lines (one hand a line), creating the folder; return the path."""
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records), encoding="utf-8")
+    except OSError as e:
+        raise ValueError(f"cannot write the hand records to {p}: {e.strerror or e}") from None
+    return p

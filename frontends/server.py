@@ -13,6 +13,8 @@ Endpoints (the OpenAPI schema is at ``/openapi.json``, interactive docs at ``/do
 ``GET /api/games/{id}/record``           the finished hand's record (deck included)
 ``DELETE /api/games/{id}``               end a game
 ``POST /api/agent-action``               stateless: ask any agent for its move in a position
+``GET /replay``                          the replay viewer (one static page)
+``POST /api/replay``                     a hand record as every position, for the replay viewer
 =======================================  ====================================================
 
 A game has one person's seat (``seat``, default 0); every other seat is played
@@ -92,9 +94,11 @@ from tonk_env.engine import (
 from tonk_env.odds import above_table
 from tonk_env.play import decide, start_hand
 
+from .replay import replay_frames
 from .table import Move, Table, describe_result, move_text
 
 PAGE = Path(__file__).with_name("static") / "index.html"
+REPLAY_PAGE = PAGE.with_name("replay.html")
 DEFAULT_AGENTS = ("heuristic:expert", "heuristic:greedy", "heuristic:fast", "random", "search:ismcts")
 #: Seconds between two looks at a running request (client gone? shutting down?).
 WATCH_SECONDS = 0.1
@@ -129,6 +133,15 @@ class ActionIn(BaseModel):
         ..., description="an action string ('draw', 'discard 4S', 'hit 9H on 8H') or id (not a boolean)"
     )
     seat: int | None = Field(None, description="must be the game's seat if given")
+
+
+class ReplayQuery(BaseModel):
+    """A recorded hand to step through, and whose view to show."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record: dict[str, Any] = Field(..., description="a hand record (tonk-record/1), finished or not")
+    seat: int | None = Field(0, description="the seat whose view is shown; null: every hand face up")
 
 
 class AgentQuery(BaseModel):
@@ -644,6 +657,22 @@ def add_page_route(router: APIRouter) -> None:
     def page() -> HTMLResponse:
         return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
+    @router.get("/replay", response_class=HTMLResponse, include_in_schema=False)
+    def replay_page() -> HTMLResponse:
+        return HTMLResponse(REPLAY_PAGE.read_text(encoding="utf-8"))
+
+
+def add_replay_route(router: APIRouter) -> None:
+    """``POST /api/replay``: every position of a recorded hand (:func:`frontends.replay.replay_frames`)."""
+
+    @router.post("/api/replay", summary="a hand record as every position from one seat's view (or all open)")
+    def post_replay(body: ReplayQuery) -> dict[str, Any]:
+        try:
+            return replay_frames(body.record, body.seat)
+        except (ValueError, KeyError, TypeError) as e:
+            what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+            raise HTTPException(400, f"cannot replay the record: {clip(what, 300)}") from None
+
 
 def add_catalog_routes(router: APIRouter, lobby: Lobby) -> None:
     """``GET /api/agents`` and ``GET /api/rules``: what a new game may be made of."""
@@ -795,6 +824,7 @@ def create_app(
     add_catalog_routes(app.router, lobby)
     add_game_routes(app.router, lobby)
     add_agent_route(app.router, lobby)
+    add_replay_route(app.router)
     return app
 
 

@@ -124,7 +124,7 @@ def test_bad_arguments_are_errors() -> None:
     with pytest.raises(ValueError, match="num_players"):
         env(7)
     with pytest.raises(ValueError, match="render_mode"):
-        env(2, render_mode="rgb_array")
+        env(2, render_mode="png")
     with pytest.raises(ValueError, match="illegal_action"):
         env(2, illegal_action="ignore")
     with pytest.raises(ValueError, match="reward_scale"):

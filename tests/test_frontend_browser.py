@@ -148,3 +148,103 @@ def test_play_a_hand_in_the_browser(server_url: str, browser: webdriver.Chrome, 
         )
     )
     assert browser.find_element(By.ID, "error").text == ""
+
+
+def _seat_cards(browser: webdriver.Chrome, seat: int) -> tuple[list[str], int]:
+    """The face-up cards (data-card) and the number of face-down cards in a seat's box of the replay."""
+    box = browser.find_element(By.CSS_SELECTOR, f"#seats .seat[data-seat='{seat}']")
+    up = [c.get_attribute("data-card") for c in box.find_elements(By.CSS_SELECTOR, ".card[data-card]")]
+    return up, len(box.find_elements(By.CSS_SELECTOR, ".card.back"))
+
+
+def _at_step(browser: webdriver.Chrome, step: int) -> None:
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-step") == str(step)
+    )
+
+
+def test_replay_viewer_steps_through_recorded_hands(
+    server_url: str, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    import json
+    import urllib.request
+
+    from eval.duplicate import evaluate
+    from frontends.replay import replay_frames
+
+    records = evaluate(["heuristic:greedy", "random"], hands=2, seed=11, record=2).records
+    path = tmp_path / "hands.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    frames = replay_frames(records[0], seat=0)["frames"]
+    wait = WebDriverWait(browser, 20)
+    browser.get(f"{server_url}/replay")
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    browser.find_element(By.ID, "file").send_keys(str(path))
+    _at_step(browser, 0)
+    assert browser.find_element(By.ID, "error").text == ""
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#hand-pick option")) == 2
+
+    # forward: seat 0's cards face up, seat 1's face down but for the cards it is known to hold
+    last = len(frames) - 1
+    for i, f in enumerate(frames):
+        if i:
+            browser.find_element(By.ID, "forward").click()
+            _at_step(browser, i)
+        mine, _ = _seat_cards(browser, 0)
+        theirs, backs = _seat_cards(browser, 1)
+        if f["result"] is None:
+            assert sorted(mine) == sorted(f["hand"])
+            assert sorted(theirs) == sorted(f["known_cards"][1]), f"a hidden card shown at move {i}"
+            assert backs == f["hand_sizes"][1] - len(f["known_cards"][1])
+            assert not browser.find_element(By.ID, "result").is_displayed()
+        else:  # the end: every hand face up
+            assert i == last and backs == 0
+            assert [mine, theirs] == f["result"]["hands"]
+            assert browser.find_element(By.ID, "result").is_displayed()
+    shot = Path(os.environ.get("TONK_SCREENSHOT_DIR", tmp_path)) / "tonk_replay_end.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    browser.find_element(By.ID, "back").click()
+    _at_step(browser, last - 1)
+    assert _seat_cards(browser, 1)[1] == frames[-2]["hand_sizes"][1] - len(frames[-2]["known_cards"][1])
+    browser.find_element(By.ID, "first").click()
+    _at_step(browser, 0)
+    assert "The deal" in browser.find_element(By.ID, "status").text
+
+    # the view of every hand, and the second hand of the file
+    Select(browser.find_element(By.ID, "view")).select_by_value("open")
+    wait.until(lambda d: _seat_cards(d, 1)[1] == 0 and len(_seat_cards(d, 1)[0]) == 5)
+    Select(browser.find_element(By.ID, "hand-pick")).select_by_value("1")
+    wait.until(lambda d: "hand 2" in Select(d.find_element(By.ID, "hand-pick")).first_selected_option.text)
+    assert browser.find_element(By.ID, "error").text == ""
+
+    # a finished game of the server, opened by its id
+    def post(path: str, body: dict) -> dict:
+        req = urllib.request.Request(
+            server_url + path, json.dumps(body).encode(), {"content-type": "application/json"}
+        )
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return json.loads(r.read())
+
+    g = post("/api/games", {"agents": ["random"], "seed": 4})
+    while g["view"]["result"] is None:
+        g = post(f"/api/games/{g['game_id']}/actions", {"action": g["view"]["legal_actions"][-1]})
+    browser.get(f"{server_url}/replay?game={g['game_id']}&seat=0")
+    _at_step(browser, 0)
+    browser.find_element(By.ID, "last").click()
+    wait.until(lambda d: d.find_element(By.ID, "result").is_displayed())
+    assert [_seat_cards(browser, p)[0] for p in (0, 1)] == g["view"]["result"]["hands"]
+    assert browser.find_element(By.ID, "error").text == ""
+
+
+def test_replay_viewer_names_a_broken_file(
+    server_url: str, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"format": "tonk-record/1"}\nnot json\n')
+    browser.get(f"{server_url}/replay")
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+    )
+    browser.find_element(By.ID, "file").send_keys(str(bad))
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "error").text)
+    assert "broken.jsonl: line 2 is not JSON" in browser.find_element(By.ID, "error").text

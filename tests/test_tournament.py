@@ -27,7 +27,7 @@ from eval.tournament import (
     run_tournament,
     schedule,
 )
-from eval.tournament.store import FILES
+from eval.tournament.store import FILES, HANDS
 from tonk_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -365,7 +365,8 @@ def test_results_file_replaced_by_a_folder_is_refused_before_playing(tmp_path: P
 
 def test_the_store_lists_every_file_a_run_writes(tmp_path: Path) -> None:
     run_tournament(_cfg(entrants=CHEAP[:2]), out=tmp_path / "t")
-    assert {p.name for p in (tmp_path / "t").iterdir()} == set(FILES)  # so check_folder checks them all
+    names = {p.name for p in (tmp_path / "t").iterdir()}
+    assert names == {*FILES, HANDS}  # so check_folder checks them all
 
 
 @pytest.mark.parametrize("in_the_way", ["folder_is_a_file", "leaderboard.md", "tournament.json.tmp", ".lock"])

@@ -63,7 +63,7 @@ def _exact(args: argparse.Namespace) -> int:
     runs = exact_runs(args.hands, only, args.players_list)
     done = decisions = 0
     t0 = time.perf_counter()
-    bar = tqdm(total=args.hands, unit="hand", desc="exact", disable=args.json)
+    bar = tqdm(total=args.hands, unit="hand", desc="exact", disable=args.json or args.no_progress)
     try:
         for i, (preset, n, hands) in enumerate(runs):
             try:
@@ -126,6 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--seconds", type=float, default=1.0, help="seconds per trial")
     b.add_argument("--with-obs", action="store_true", help="engine: build the observation every decision")
     b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--no-progress", action="store_true", help="exact: no progress bar")
     b.add_argument("--hands", type=int, default=100_000, help="exact: hands to check (default 100,000)")
     b.add_argument(
         "--players-list",

@@ -14,13 +14,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import sys
 
     from eval.duplicate import evaluate
-    from eval.report import format_table, to_json
+    from eval.report import format_table, to_json, write_hands
     from tonk_env.engine import make_rules, parse_assignments
 
     rules = make_rules(args.rules, **parse_assignments(args.set or []))
     name = args.rules + ("".join(f" --set {s}" for s in args.set) if args.set else "")
     specs = [args.agent, *(args.opponents or ["random"])]
-    progress = not args.json and not args.quiet and sys.stderr.isatty()
+    progress = not (args.json or args.quiet or args.no_progress) and sys.stderr.isatty()
+    if args.record_hands < 0:
+        raise ValueError(f"--record-hands must be >= 0, got {args.record_hands}")
+    if args.record:
+        write_hands(args.record, [])  # a path that cannot be written fails now, not after the evaluation
     res = evaluate(
         specs,
         hands=args.hands,
@@ -30,8 +34,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=progress,
         rules_name=name,
+        record=args.record_hands if args.record else 0,
     )
+    if args.record:
+        write_hands(args.record, res.records)
     print(to_json(res) if args.json else format_table(res))
+    if args.record:
+        print(
+            f"recorded {len(res.records)} hand(s) in {args.record} (watch them: tonk serve, then /replay)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -68,7 +80,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
     e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    e.add_argument("--quiet", action="store_true", help="no progress bar (the same as --no-progress)")
+    e.add_argument(
+        "--record",
+        metavar="FILE.jsonl",
+        help="write the first --record-hands hands as JSON lines of hand records (for the replay viewer)",
+    )
+    e.add_argument(
+        "--record-hands", type=int, default=20, metavar="N", help="hands --record writes (default 20)"
+    )
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser("agents", help="list the agents and their spec strings")

@@ -24,9 +24,10 @@ _OVERRIDES = (
     "address",
     "bootstrap",
     "anchor",
+    "sample_hands",
 )
 #: what may change when resuming
-_RESUME_OK = ("workers", "backend", "address", "out")
+_RESUME_OK = ("workers", "backend", "address", "out", "sample_hands")
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -68,7 +69,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     cfg.check("the options")
     if out is None:
         out = cfg.out or default_out(cfg, config_path)
-    progress = not args.quiet and sys.stderr.isatty()
+    progress = not (args.quiet or args.no_progress) and sys.stderr.isatty()
     log = (lambda s: None) if args.quiet else print_err
     t0 = time.perf_counter()
     res = run_tournament(cfg, out=out, progress=progress, log=log)
@@ -85,6 +86,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     print(
         f"reports: {res.folder}/leaderboard.md, ratings.json, leaderboard.csv, ratings_by_step.png, "
         "crosstable.png"
+        + (", hands/ (sample hands: tonk serve, then /replay)" if (res.folder / "hands").is_dir() else "")
     )
     return 0
 
@@ -106,7 +108,7 @@ def _check_items(args: argparse.Namespace, given: dict[str, Any]) -> None:
         if bad:
             raise ValueError(
                 f"--resume keeps the saved settings; cannot change {', '.join(bad)} "
-                f"(allowed: --workers, --backend, --address)"
+                f"(allowed: --workers, --backend, --address, --sample-hands)"
             )
         return
     if not args.items:
@@ -156,5 +158,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--anchor", metavar="AGENT", help="entrant rated 1000 (default random if playing; 'mean': mean 1500)"
     )
+    t.add_argument(
+        "--sample-hands",
+        type=int,
+        metavar="N",
+        help="hands of each match recorded in DIR/hands/ for the replay viewer (default 4; 0: none)",
+    )
+    t.add_argument("--no-progress", action="store_true", help="no progress bar (the log lines stay)")
     t.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
     t.set_defaults(func=cmd_tournament)

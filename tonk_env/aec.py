@@ -113,7 +113,7 @@ those deals. Terminations are the only ending; truncations stay False (the
 ### Arguments
 
 `env(num_players=2, rules="standard", render_mode=None, reward_scale=1.0,
-illegal_action="raise", illegal_penalty=-1.0, **rule_options)`.
+illegal_action="raise", illegal_penalty=-1.0, render_seat=0, **rule_options)`.
 `reset(seed=None, options={"deck": ..., "dealer": ...})` stacks the deck
 (card list or space-separated string, top first, completed at random from the
 seed) and chooses the dealer (default the last seat, so `player_0` acts
@@ -122,7 +122,10 @@ first). A seeded reset rebuilds nothing: the rules stay the env's.
 `env.unwrapped` also offers `action_from_string(text)` / `action_to_string(a)`
 for the agent to act, `view(agent)` (the engine's JSON view), `record()` (the
 hand's JSON record) and `game` (the engine state; read, never change it).
-Render modes: `"ansi"` returns the table as text, `"human"` prints it.
+Render modes: `"ansi"` returns the table as text, `"human"` prints it,
+`"rgb_array"` returns a picture of it (uint8, 480 x 640 x 3; `tonk_env.frames`)
+from the view of `render_seat` (default 0): its hand face up, the others face
+down until the hand is over.
 
 ### Speed and checks
 
@@ -177,6 +180,7 @@ from .engine import (
     view,
 )
 from .engine.state import GameState
+from .frames import frame_for
 from .obs import obs_layout
 from .outcome import illegal_info, result_info
 from .play import illegal_message
@@ -199,7 +203,12 @@ def env(num_players: int = 2, rules: str | TonkRules = "standard", **kwargs: Any
 class raw_env(AECEnv):  # lower case: PettingZoo's naming
     """Tonk as a PettingZoo AEC env on the compiled core (see the module docstring)."""
 
-    metadata = {"name": "tonk_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = {
+        "name": "tonk_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 4,
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -209,6 +218,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         reward_scale: float = 1.0,
         illegal_action: str = "raise",
         illegal_penalty: float = -1.0,
+        render_seat: int = 0,
         **rule_options: Any,
     ) -> None:
         super().__init__()
@@ -216,6 +226,14 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.rules.check_players(num_players)
         self.num_players = num_players
         self.render_mode = check_render_mode(render_mode)
+        if (
+            isinstance(render_seat, bool)
+            or not isinstance(render_seat, int)
+            or not 0 <= render_seat < num_players
+        ):
+            raise ValueError(f"render_seat must be a seat 0..{num_players - 1}, got {render_seat!r}")
+        self.render_seat = render_seat
+        """The seat whose view ``rgb_array`` frames show (the others' hands face down until the end)."""
         self.reward_scale = check_reward_scale(reward_scale)
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
@@ -353,13 +371,21 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
             EnvLogger.error_agent_iter_before_reset()
         return AECIterable(self, max_iter)
 
-    def render(self) -> str | None:
-        """The table as text with every hand shown (``ansi`` returns it, ``human`` prints it)."""
+    def render(self) -> str | np.ndarray | None:
+        """The table: text with every hand (``ansi`` returns it, ``human`` prints it) or a picture.
+
+        An ``rgb_array`` frame (uint8, 480 x 640 x 3) shows the table from
+        ``render_seat``'s view: the other hands face down until the hand ends.
+        """
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
         if not self._has_reset:
             EnvLogger.error_render_before_reset()
+        if self.render_mode == "rgb_array":
+            return frame_for(self._state(), self.render_seat)
         text = render(self._state())
         if self.render_mode == "human":
             print(text)

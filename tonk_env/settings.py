@@ -36,8 +36,12 @@ def check_early_end(mode: Any) -> str:
     return mode
 
 
+#: The render modes of both envs: text (returned or printed) and pictures (``tonk_env.frames``).
+RENDER_MODES = ("ansi", "human", "rgb_array")
+
+
 def check_render_mode(render_mode: str | None) -> str | None:
-    """Validate a render mode: None, ``"ansi"`` or ``"human"``."""
-    if render_mode not in (None, "ansi", "human"):
-        raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+    """Validate a render mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
     return render_mode

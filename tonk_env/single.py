@@ -120,6 +120,7 @@ from .engine import (
     view,
 )
 from .engine.state import OVER, GameState, is_legal
+from .frames import frame_for
 from .obs import observation
 from .outcome import illegal_info, result_info
 from .play import illegal_message, play, start_hand
@@ -177,7 +178,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
     before the learner's first decision; ``max_redeals`` bounds ``"redeal"``.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4, "name": "tonk_single_v0"}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4, "name": "tonk_single_v0"}
 
     def __init__(
         self,
@@ -403,11 +404,21 @@ class TonkSingleAgentEnv(gymnasium.Env):
         return mask
 
     # gymnasium < 1.3 types render() as returning its RenderFrame type, not text
-    def render(self) -> str | None:  # type: ignore[override]
-        """The hand as text from the learner's seat (``ansi`` returns it, ``human`` prints it)."""
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """The hand from the learner's seat: text (``ansi`` returns it, ``human`` prints it) or a picture.
+
+        ``rgb_array``: a uint8 480 x 640 x 3 frame (``tonk_env.frames``), the
+        opponents' hands face down until the hand is over.
+        """
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
+        if self.render_mode == "rgb_array":
+            if self.game is None:
+                raise RuntimeError("no hand dealt yet; call reset() before render()")
+            return frame_for(self.game, self.learner_seat)
         text = "(no hand dealt)" if self.game is None else render(self.game, self.learner_seat)
         if self._pending:
             text += "\nThe hand ended before you acted: acknowledge (action 1) to receive the payoff."

@@ -15,6 +15,8 @@ from tonk_env import engine
 
 FORMATS = ("round-robin", "gauntlet")
 BACKENDS = ("local", "ray")
+#: hands of each match a tournament records at most (``sample_hands``)
+MAX_SAMPLE_HANDS = 1000
 
 
 @dataclass
@@ -36,6 +38,7 @@ class TournamentConfig:
     bootstrap: int = 1000
     anchor: str | None = "auto"
     max_tables: int = 1000
+    sample_hands: int = 4
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "tournament config") -> TournamentConfig:
@@ -87,6 +90,11 @@ class TournamentConfig:
         need(is_int(self.bootstrap) and self.bootstrap >= 0, "bootstrap", "an int >= 0 (0: no intervals)")
         need(self.anchor is None or isinstance(self.anchor, str), "anchor", "an entrant's spec, auto or null")
         need(is_int(self.max_tables) and self.max_tables >= 1, "max_tables", "a positive int")
+        need(
+            is_int(self.sample_hands) and 0 <= self.sample_hands <= MAX_SAMPLE_HANDS,
+            "sample_hands",
+            f"an int 0..{MAX_SAMPLE_HANDS} (hands of each match recorded in hands/)",
+        )
         if self.format == "round-robin" and self.fixed:
             raise ValueError(f"{where}: `fixed` is for format gauntlet; a round robin plays every entrant")
         if self.format == "gauntlet" and not self.fixed:

@@ -11,13 +11,15 @@ replaced, its matches are played again.
 
 A *task* is the plain dict a worker needs to play a match (it is pickled to
 pool processes and Ray workers); :func:`play_match` turns it into the
-``results.jsonl`` record.
+``results.jsonl`` record (its ``sample_hands``, the records of the match's
+first hands, go to the tournament's ``hands/`` folder instead).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import socket
 import time
 from collections.abc import Sequence
@@ -52,8 +54,12 @@ def match_task(
     rules: TonkRules,
     rules_name: str,
     fingerprints: Sequence[str],
+    sample_hands: int = 0,
 ) -> dict[str, Any]:
-    """The task of one table in a tournament with seed ``seed``: what :func:`play_match` needs."""
+    """The task of one table in a tournament with seed ``seed``: what :func:`play_match` needs.
+
+    ``sample_hands``: the first hands to record (they change no result, so not the key).
+    """
     ms = match_seed(seed, table, players, rules.hash)
     fps = list(fingerprints)
     return {
@@ -65,6 +71,7 @@ def match_task(
         "rules": rules,
         "rules_name": rules_name,
         "fingerprints": fps,
+        "sample_hands": sample_hands,
     }
 
 
@@ -91,6 +98,7 @@ def play_match(task: dict[str, Any]) -> dict[str, Any]:
             seed=task["match_seed"],
             workers=1,
             rules_name=task["rules_name"],
+            record=task.get("sample_hands", 0),
         )
     except ValueError as e:
         raise ValueError(f"match {' vs '.join(task['table'])}: {e}") from None
@@ -119,4 +127,11 @@ def play_match(task: dict[str, Any]) -> dict[str, Any]:
         "elapsed_s": time.perf_counter() - t0,
         "host": socket.gethostname(),
         "pid": os.getpid(),
+        "sample_hands": res.records,
     }
+
+
+def hands_file_name(table: Sequence[str], key: str) -> str:
+    """The file in a tournament's ``hands/`` folder holding a match's sample hands (a safe, unique name)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", "__vs__".join(table)).strip("._")[:120]
+    return f"{slug}__{hashlib.blake2b(key.encode(), digest_size=4).hexdigest()}.jsonl"

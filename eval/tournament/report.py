@@ -153,6 +153,17 @@ def format_markdown(res: TournamentResult) -> str:
                 else f"{_f(c.mean, '+.3f')} [{_f(c.ci95[0], '+.2f')}, {_f(c.ci95[1], '+.2f')}]"
             )
         lines.append(f"| {s.rank}. `{short_label(s.spec)}` | " + " | ".join(cells) + " |")
+    hands = sorted(p.name for p in (res.folder / "hands").glob("*.jsonl"))
+    if hands:
+        lines += [
+            "",
+            "## Sample hands",
+            "",
+            "The first hands of each match, as JSON lines of hand records: open one in the replay viewer "
+            "(`tonk serve`, then http://127.0.0.1:8000/replay, *Open a file*).",
+            "",
+            *(f"- [hands/{h}](hands/{h})" for h in hands),
+        ]
     if not res.complete:
         lines += ["", "**Incomplete**: not every scheduled match has been played yet."]
     return "\n".join(lines) + "\n"

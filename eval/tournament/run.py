@@ -3,7 +3,8 @@
 :func:`run_tournament` expands the entrants, checks them against the rules and
 table size, takes the folder's lock, schedules the tables (keeping those of a
 previous run), plays the missing matches on the configured backend (each
-result appended to ``results.jsonl`` as it finishes), records the run's timing
+result appended to ``results.jsonl`` as it finishes, its first
+``sample_hands`` hands written to ``hands/<table>__<id>.jsonl``), records the run's timing
 in ``tournament.json``, and writes the standings, reports and plots.
 """
 
@@ -19,17 +20,19 @@ from typing import Any
 from tqdm import tqdm
 
 from agents.registry import check_spec
+from eval.report import write_hands
 from tonk_env.engine import TonkRules
 
 from .backends import run_backend
 from .config import TournamentConfig, default_out
 from .entrants import EntrantInfo, check_entrants, entrant_info, expand_specs
-from .matches import match_cost, match_task
+from .matches import hands_file_name, match_cost, match_task
 from .plots import plot_crosstable, plot_ratings_by_step
 from .report import write_reports
 from .schedule import schedule
 from .standings import TournamentResult, compute_standings
 from .store import (
+    HANDS,
     RESULTS,
     SAVED,
     SAVED_VERSION,
@@ -81,7 +84,14 @@ def _tasks(
     """The match task of every table, in schedule order."""
     return [
         match_task(
-            t, cfg.players, cfg.hands, cfg.seed, rules, cfg.rules_name, [fld.infos[s].fingerprint for s in t]
+            t,
+            cfg.players,
+            cfg.hands,
+            cfg.seed,
+            rules,
+            cfg.rules_name,
+            [fld.infos[s].fingerprint for s in t],
+            cfg.sample_hands,
         )
         for t in tables
     ]
@@ -163,10 +173,13 @@ class _Recorder:
             self.tick = progress
 
     def __call__(self, rec: dict[str, Any]) -> None:
-        """Record one finished match."""
+        """Record one finished match (its sample hands to ``hands/``, the rest to ``results.jsonl``)."""
+        hands = rec.pop("sample_hands", None)
         rec["backend"] = self.backend
         rec["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.done.setdefault(rec["key"], append_result(self.path, rec))
+        if hands:  # after the result, so that a full disk here loses no match
+            write_hands(self.path.parent / HANDS / hands_file_name(rec["table"], rec["key"]), hands)
         self.played += 1
         if self.bar is not None:
             self.bar.update(1)

@@ -36,6 +36,8 @@ RESULTS = "results.jsonl"
 SAVED = "tournament.json"
 SAVED_VERSION = 1
 LOCK = ".lock"
+#: the folder of each match's sample hands (JSON lines of hand records, for the replay viewer)
+HANDS = "hands"
 #: Every file a run writes into the folder (the store's, then the reports'); each must be a file if present.
 FILES = (
     RESULTS,
@@ -63,6 +65,8 @@ def check_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValueError(f"{folder}: cannot make the tournament folder ({e.strerror or e})") from None
+    if (folder / HANDS).exists() and not (folder / HANDS).is_dir():
+        raise ValueError(f"{folder / HANDS}: not a folder (a tournament writes its sample hands there)")
     for name in FILES:
         for path in (folder / name, folder / (name + ".tmp")):
             if path.exists() and not path.is_file():
