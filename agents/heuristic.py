@@ -343,10 +343,7 @@ class ExpertAgent(BaseAgent):
         """
         count = self.samples if samples is None else samples
         if self.belief is not None:
-            return [
-                (1.0, [hand_value(h) for h in hands])
-                for hands in self.belief.sample_hands(info, count, self.rng)
-            ]
+            return [(1.0, row) for row in self.belief.sample_counts(info, count, self.rng).tolist()]
         me = info.seat
         n = info.n
         pool = cards_of_mask(info.unseen())

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.beliefs import BELIEF_ENV, BeliefModel, load_belief
+from agents.beliefs import BELIEF_ENV, BeliefModel, belief_names, load_belief, read_belief_card
 from agents.beliefs.features import feature_sizes, view_features
 from agents.beliefs.model import FEATURES_VERSION, fit_hand_size, systematic_sample
 from agents.registry import make_agent
@@ -229,3 +229,18 @@ def test_data_training_and_metrics_end_to_end(
         == 2
     )
     assert "invalid" in capsys.readouterr().err
+
+
+def test_the_shipped_models_load_by_name_and_fit_their_cards() -> None:
+    names = belief_names()
+    assert "2p" in names
+    for name in names:
+        card = read_belief_card(name)
+        model = load_belief(name)
+        assert model.num_players == card["num_players"]
+        assert card["metrics"]["splits"] and card["data"]["held_out_style"]
+        s = positions(model.num_players, 1, seed=9)[0]
+        info = seat_info(s, s.cur)
+        p = model.probabilities(info)
+        o = (info.seat + 1) % info.n
+        assert p[o].sum() == pytest.approx(info.hand_sizes[o] - info.known[o].bit_count(), abs=1e-6)

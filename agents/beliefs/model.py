@@ -31,6 +31,7 @@ import numpy as np
 
 from agents.mlp import check_layers
 from tonk_env.engine import SeatInfo
+from tonk_env.engine.cards import VALUES, hand_value
 
 from .features import feature_sizes, view_features
 
@@ -40,19 +41,24 @@ __all__ = ["FEATURES_VERSION", "MAX_BYTES", "BeliefModel", "fit_hand_size", "sys
 FEATURES_VERSION = 1
 #: The largest belief file read (a model is well under 2 MB).
 MAX_BYTES = 32 * 1024 * 1024
-_BISECT = 60
+_BISECT = 34
+_VALUES = np.asarray(VALUES[:52], dtype=np.int64)
 
 
 def fit_hand_size(z: np.ndarray, free: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     """Probabilities ``sigmoid(z + t)`` on ``free`` cards (0 elsewhere), each row summing to ``hidden``.
 
     ``z``: logits ``(..., 52)``; ``free``: bool ``(..., 52)``; ``hidden``: ints ``(...)``, at most
-    the number of free cards. The shift ``t`` of each row is found by bisection.
+    the number of free cards. The shift ``t`` of each row is found by bisection, then the row is
+    scaled to the exact sum.
     """
     z = np.asarray(z, dtype=np.float64)
     free = np.asarray(free, dtype=bool)
+    if z.ndim == 1:
+        return _fit_row(z, free, int(hidden))
+    f = free.astype(np.float64)
     h = np.asarray(hidden, dtype=np.float64)
-    nfree = free.sum(axis=-1)
+    nfree = f.sum(axis=-1)
     if np.any(h > nfree) or np.any(h < 0):
         raise ValueError("a hidden-card count is negative or larger than the cards left to hold it")
     zf = np.where(free, z, 0.0)
@@ -62,16 +68,45 @@ def fit_hand_size(z: np.ndarray, free: np.ndarray, hidden: np.ndarray) -> np.nda
     hi = np.where(np.isfinite(hi), hi, 0.0)
     for _ in range(_BISECT):
         mid = 0.5 * (lo + hi)
-        s = np.where(free, _sigmoid(zf + mid[..., None]), 0.0).sum(axis=-1)
-        below = s < h
+        below = (_sigmoid(zf + mid[..., None]) * f).sum(axis=-1) < h
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
-    p = np.where(free, _sigmoid(zf + (0.5 * (lo + hi))[..., None]), 0.0)
+    p = _sigmoid(zf + (0.5 * (lo + hi))[..., None]) * f
     s = p.sum(axis=-1, keepdims=True)
-    p = np.where(s > 0, p * (h[..., None] / np.where(s > 0, s, 1.0)), 0.0)
-    p = np.minimum(p, 1.0)
+    p = np.minimum(p * (h[..., None] / np.where(s > 0, s, 1.0)), 1.0)
     full = (h == nfree)[..., None]
-    return np.where(full, free.astype(np.float64), p)
+    return np.where(full, f, p)
+
+
+def _fit_row(z: np.ndarray, free: np.ndarray, h: int) -> np.ndarray:
+    """:func:`fit_hand_size` for one row: Newton's method on ``t`` inside a shrinking bracket."""
+    out = np.zeros(52)
+    zs = z[free]
+    k = len(zs)
+    if h < 0 or h > k:
+        raise ValueError("a hidden-card count is negative or larger than the cards left to hold it")
+    if h == 0:
+        return out
+    if h == k:
+        out[free] = 1.0
+        return out
+    lo, hi = -float(zs.max()) - 40.0, -float(zs.min()) + 40.0
+    t = min(max(float(np.log(h / (k - h)) - np.median(zs)), lo), hi)
+    for _ in range(100):
+        p = _sigmoid(zs + t)
+        g = float(p.sum()) - h
+        if abs(g) < 1e-9:
+            break
+        if g < 0:
+            lo = t
+        else:
+            hi = t
+        d = float((p * (1.0 - p)).sum())
+        step = t - g / d if d > 0 else lo - 1.0
+        t = step if lo < step < hi else 0.5 * (lo + hi)
+    p = _sigmoid(zs + t)
+    out[free] = np.minimum(p * (h / p.sum()), 1.0)
+    return out
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -218,6 +253,16 @@ class BeliefModel:
         gen = np.random.default_rng(rng.getrandbits(64))
         drawn_by, _ = self._draw(info, count, gen)
         return self._hands(info, drawn_by, count)
+
+    def sample_counts(self, info: SeatInfo, count: int, rng: random.Random) -> np.ndarray:
+        """``count`` samples of every seat's count (``(count, n)``): known cards plus drawn hidden ones."""
+        gen = np.random.default_rng(rng.getrandbits(64))
+        drawn_by, _ = self._draw(info, count, gen)
+        out = np.zeros((count, info.n), dtype=np.int64)
+        out[:, info.seat] = hand_value(info.hand)
+        for o, drawn in drawn_by.items():
+            out[:, o] = hand_value(info.known[o]) + drawn.astype(np.int64) @ _VALUES
+        return out
 
     def deal_worlds(
         self, info: SeatInfo, count: int, rng: random.Random
