@@ -219,9 +219,11 @@ def test_data_training_and_metrics_end_to_end(
     monkeypatch.setenv(BELIEF_ENV, str(tmp_path / "out"))
     model = load_belief("tiny")
     assert model.num_players == 2
-    assert main(["belief", "metrics", str(tmp_path / "a.npz"), "--model", "tiny"]) == 0
+    assert main(["belief", "metrics", str(tmp_path / "a.npz"), "--model", "tiny", "--update-card"]) == 0
     out = capsys.readouterr().out
     assert "per-card log-loss" in out and "hand_written" in out and "Reliability" in out
+    assert "learned_minus_search_worlds" in json.dumps(read_belief_card("tiny")["metrics"])
+    assert load_belief("tiny").num_players == 2  # the npz is unchanged: its card's SHA-256 still fits
     assert main(["belief", "list"]) == 0
     assert "tiny: 2 players" in capsys.readouterr().out
     assert (

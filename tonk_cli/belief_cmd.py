@@ -63,18 +63,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     """Print the held-out metrics of a model on a dataset."""
-    from agents.beliefs import load_belief
-    from train.belief_data import load_data
-    from train.belief_metrics import belief_metrics
+    from train.belief_fit import measure_belief
 
-    model = load_belief(args.model)
-    data = load_data(args.data)
-    if data["summary"]["players"] != model.num_players:
-        raise ValueError(
-            f"{args.data}: positions of {data['summary']['players']} players, "
-            f"the model is for {model.num_players}"
-        )
-    result = belief_metrics(model, data, seed=args.seed)
+    result = measure_belief(args.model, args.data, seed=args.seed, update_card=args.update_card)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "report"}, indent=1))
     else:
@@ -136,6 +127,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--model", default="2p", help="a shipped model's name or a path to its .npz")
     m.add_argument("--seed", type=int, default=0, help="seed of the sampled hands behind P(lowest)")
     m.add_argument("--json", action="store_true")
+    m.add_argument(
+        "--update-card", action="store_true", help="write the metrics into the shipped model's card"
+    )
     m.set_defaults(func=cmd_metrics)
 
     ls = bs.add_parser("list", help="list the shipped models")

@@ -29,7 +29,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from agents.beliefs import CARD_FORMAT, BeliefModel, belief_dir, check_belief_card, render_belief_card
+from agents.beliefs import (
+    CARD_FORMAT,
+    BeliefModel,
+    belief_dir,
+    check_belief_card,
+    load_belief,
+    read_belief_card,
+    render_belief_card,
+)
 from agents.beliefs.features import feature_sizes
 from agents.beliefs.model import FEATURES_VERSION
 from agents.zoo import NAME as _NAME
@@ -38,7 +46,7 @@ from agents.zoo import file_sha256
 from .belief_data import load_data
 from .belief_metrics import belief_metrics, unpack
 
-__all__ = ["FitConfig", "fit_belief", "torch_fit_probs"]
+__all__ = ["FitConfig", "fit_belief", "measure_belief", "torch_fit_probs"]
 
 
 @dataclass(frozen=True)
@@ -231,7 +239,34 @@ def fit_belief(
         "commit": _commit(),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    check_belief_card(card, f"card {cfg.name!r}")
-    (folder / f"{cfg.name}.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
-    (folder / f"{cfg.name}.md").write_text(render_belief_card(card), encoding="utf-8")
+    _write_card(card, folder)
     return card
+
+
+def _write_card(card: dict[str, Any], folder: Path) -> None:
+    """Check a belief card and write it with its page."""
+    check_belief_card(card, f"card {card.get('name')!r}")
+    (folder / f"{card['name']}.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    (folder / f"{card['name']}.md").write_text(render_belief_card(card), encoding="utf-8")
+
+
+def measure_belief(
+    model_ref: str, data_path: str | Path, seed: int = 0, update_card: bool = False
+) -> dict[str, Any]:
+    """The held-out metrics of a model (a name or an ``.npz``); ``update_card`` writes them into its card."""
+    model = load_belief(model_ref)
+    data = load_data(data_path)
+    if data["summary"]["players"] != model.num_players:
+        raise ValueError(
+            f"{data_path}: positions of {data['summary']['players']} players, "
+            f"the model is for {model.num_players}"
+        )
+    result = belief_metrics(model, data, seed=seed)
+    if update_card:
+        if model_ref.endswith(".npz") or "/" in model_ref:
+            raise ValueError(f"--update-card needs a shipped model's name, not a file ({model_ref})")
+        card = read_belief_card(model_ref)
+        card["metrics"] = result
+        card["data"] = {**card["data"], **data["summary"], "path": str(data_path)}
+        _write_card(card, belief_dir())
+    return result

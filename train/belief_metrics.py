@@ -28,7 +28,7 @@ from agents.beliefs import BeliefModel
 from agents.beliefs.model import fit_hand_size, systematic_sample
 from tonk_env.engine.cards import VALUES
 
-__all__ = ["LOW_SAMPLES", "belief_metrics", "learned_probabilities", "unpack"]
+__all__ = ["LOW_SAMPLES", "belief_metrics", "learned_probabilities", "paired_difference", "unpack"]
 
 LOW_SAMPLES = 400
 _EPS = 1e-6
@@ -90,6 +90,35 @@ def _p_lowest(
     return out
 
 
+def _position_card_losses(p: np.ndarray, y: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per position: the summed per-card log-loss over its free cards, and their number."""
+    m = np.broadcast_to(free[:, None, :], p.shape)
+    pc = np.clip(p, _EPS, 1 - _EPS)
+    ll = -(y * np.log(pc) + (1 - y) * np.log(1 - pc)) * m
+    return ll.reshape(len(p), -1).sum(axis=1), m.reshape(len(p), -1).sum(axis=1).astype(np.float64)
+
+
+def paired_difference(
+    a: np.ndarray, b: np.ndarray, weights: np.ndarray, hands: np.ndarray
+) -> tuple[float, float]:
+    """Mean of ``(a - b) / weights`` pooled (a ratio of sums) and its 95% half-width, clustered by hand.
+
+    ``a`` and ``b`` are per-position sums over ``weights`` items; positions of one hand are not
+    independent, so the standard error sums the linearised residuals within each hand first.
+    """
+    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
+    w = np.asarray(weights, np.float64)
+    total = w.sum()
+    if total <= 0:
+        return float("nan"), float("nan")
+    mean = float(d.sum() / total)
+    resid = (d - mean * w) / (total / len(w))
+    _, inverse = np.unique(hands, return_inverse=True)
+    per_hand = np.bincount(inverse, weights=resid)
+    se = float(np.sqrt((per_hand**2).sum())) / len(w)
+    return mean, 1.96 * se
+
+
 def _reliability(pred: np.ndarray, truth: np.ndarray) -> list[tuple[int, float, float]]:
     """Per tenth of predicted probability: ``(positions, mean predicted, observed frequency)``."""
     bins = np.minimum((pred * 10).astype(int), 9)
@@ -134,6 +163,10 @@ def belief_metrics(model: BeliefModel, data: dict[str, Any], seed: int = 0) -> d
             name: dict(zip(("log_loss", "brier"), _card_scores(p, labels, free), strict=True))
             for name, p in (("learned", learned), ("hand_written", hw), ("uniform", uniform))
         }
+        hands = data["hand"][rows]
+        ll_learned, n_cards = _position_card_losses(learned, labels, free)
+        ll_hw, _ = _position_card_losses(hw, labels, free)
+        paired = {"card_log_loss": paired_difference(ll_learned, ll_hw, n_cards, hands)}
         drop = data["drop_legal"][rows]
         truth = data["lowest"][rows][drop]
         hw_idx = [pos_of[int(r)] for r in rows[drop]]
@@ -153,6 +186,10 @@ def belief_metrics(model: BeliefModel, data: dict[str, Any], seed: int = 0) -> d
         for name, pred in preds.items():
             brier, logloss = _binary_scores(pred, truth)
             lowest[name] = {"brier": brier, "log_loss": logloss, "reliability": _reliability(pred, truth)}
+        t = truth.astype(np.float64)
+        paired["lowest_brier"] = paired_difference(
+            (preds["learned"] - t) ** 2, (preds["search_worlds"] - t) ** 2, np.ones(len(t)), hands[drop]
+        )
         result["splits"][str(split)] = {
             "title": title,
             "positions": len(rows),
@@ -160,6 +197,7 @@ def belief_metrics(model: BeliefModel, data: dict[str, Any], seed: int = 0) -> d
             "drop_won_rate": float(truth.mean()) if len(truth) else float("nan"),
             "cards": cards,
             "lowest": lowest,
+            "learned_minus_search_worlds": paired,
         }
     result["report"] = report_lines(result)
     return result
@@ -187,6 +225,15 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         ]
         for name, c in r["lowest"].items():
             lines.append(f"| {name} | {c['brier']:.4f} | {c['log_loss']:.4f} |")
+        pd = r.get("learned_minus_search_worlds")
+        if pd:
+            (m1, h1), (m2, h2) = pd["card_log_loss"], pd["lowest_brier"]
+            lines += [
+                "",
+                f"Learned minus the search's worlds, 95% interval clustered by hand: per-card log-loss "
+                f'{m1:+.4f} [{m1 - h1:+.4f}, {m1 + h1:+.4f}]; Brier of "lowest?" '
+                f"{m2:+.4f} [{m2 - h2:+.4f}, {m2 + h2:+.4f}] (negative: the learned model is better).",
+            ]
         names = list(r["lowest"])
         lines += ["", "Reliability (positions, mean predicted -> observed frequency):", ""]
         lines.append("| predicted | " + " | ".join(names) + " |")
