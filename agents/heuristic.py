@@ -47,8 +47,10 @@ from typing import Any
 from tonk_env.engine import START, SeatInfo, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 from tonk_env.engine.cards import SUIT_BITS
+from tonk_env.engine.rules import TonkRules
 
 from .base import BaseAgent
+from .beliefs import belief_param, check_belief_table
 from .estimate import sample_hidden_counts_many, turns_adding
 from .hand import (
     RANK_MASKS,
@@ -321,8 +323,11 @@ class ExpertAgent(BaseAgent):
         selection: float = 0.6,
         horizon: float = 4.0,
         feed: float = 1.0,
+        belief: str = "",
     ) -> None:
         super().__init__(seed)
+        #: The learned opponent model behind the drop estimate (``belief=``), or None for the selection model.
+        self.belief = belief_param(belief, "heuristic:expert")
         self.feed = feed
         self.drop_margin = drop_margin
         self.samples = samples
@@ -332,7 +337,13 @@ class ExpertAgent(BaseAgent):
     # -- estimates -----------------------------------------------------------------------------
 
     def sample_counts(self, info: SeatInfo, samples: int | None = None) -> list[tuple[float, list[int]]]:
-        """Samples ``(weight, counts of every seat)`` of the hands now, by the selection model."""
+        """Samples ``(weight, counts of every seat)`` of the hands now, by the selection model.
+
+        With a learned opponent model (``belief=``) the hands are drawn from it instead.
+        """
+        count = self.samples if samples is None else samples
+        if self.belief is not None:
+            return [(1.0, row) for row in self.belief.sample_counts(info, count, self.rng).tolist()]
         me = info.seat
         n = info.n
         pool = cards_of_mask(info.unseen())
@@ -341,9 +352,7 @@ class ExpertAgent(BaseAgent):
         base = [hand_value(info.hand) if o == me else hand_value(info.known[o]) for o in range(n)]
         rng = self.rng
         sel = self.selection
-        drawn = sample_hidden_counts_many(
-            pool, hidden, turns, sel, rng, self.samples if samples is None else samples
-        )
+        drawn = sample_hidden_counts_many(pool, hidden, turns, sel, rng, count)
         return [(1.0, [b + x for b, x in zip(base, hc, strict=True)]) for hc in drawn]
 
     def drop_value(self, info: SeatInfo, samples: list[tuple[float, list[int]]] | None = None) -> float:
@@ -371,6 +380,10 @@ class ExpertAgent(BaseAgent):
             tot += w * scoring.stock_out(counts, rules)[1][me]
             wsum += w
         return tot / wsum if wsum > 0 else -math.inf
+
+    def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
+        """Check that the opponent model (``belief``) fits this table."""
+        check_belief_table(self.belief, num_players, rules)
 
     # -- decisions -----------------------------------------------------------------------------
 

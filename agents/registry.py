@@ -79,6 +79,8 @@ class Param:
     choices: tuple[str, ...] | None = None
     #: The value is itself an agent spec (consumers that restrict specs check it too, e.g. the server).
     agent_spec: bool = False
+    #: The value may be a path to a file (``belief=``): a server accepts only plain names for it.
+    file_ref: bool = False
 
     def parse(self, text: str, where: str) -> Any:
         """Convert and check a spec value; ``ValueError`` names the parameter and what is allowed."""
@@ -429,6 +431,12 @@ def describe_agents(verbose: bool = False) -> list[str]:
 
 # --- the built-in agents -------------------------------------------------------------------------
 
+#: The ``belief=`` parameter of the agents that read the hidden cards (:mod:`agents.beliefs`).
+_BELIEF_DOC = (
+    "a learned opponent model (a name in agents/beliefs/, e.g. 2p, or a path to its .npz) that draws the "
+    "opponents' hands (default: the hand-written selection model)"
+)
+
 register_agent("random", None, "agents.random_agent:RandomAgent", "uniform over the legal actions")
 
 register_agent(
@@ -452,6 +460,7 @@ register_agent(
         Param("selection", float, 0.6, "opponent model: how strongly players keep their lowest cards", 0, 3),
         Param("horizon", float, 4.0, "draws expected before the hand ends (values partial spreads)", 0, 50),
         Param("feed", float, 1.0, "weight of the penalty for discards the next player can use", 0, 10),
+        Param("belief", str, "", _BELIEF_DOC, file_ref=True),
     ),
 )
 
@@ -538,6 +547,7 @@ register_agent(
             "a network agent's spec whose choice is searched as one more candidate (default: none)",
             agent_spec=True,
         ),
+        Param("belief", str, "", _BELIEF_DOC, file_ref=True),
     ),
 )
 

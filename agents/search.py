@@ -63,6 +63,7 @@ from tonk_env.obs import obs_layout, observation
 
 from .base import BaseAgent
 from .belief import last_turns, world_weight
+from .beliefs import belief_param, check_belief_table
 from .estimate import extra_cards
 from .fast import FastParams, fast_action, fast_discard, turns_adding_all
 from .hand import in_spread_with
@@ -287,6 +288,7 @@ class SearchAgent(BaseAgent):
         self_margin: float | None = None,
         rollout: str = "",
         prior: str = "",
+        belief: str = "",
     ) -> None:
         super().__init__(seed)
         self.budget = budget
@@ -308,6 +310,8 @@ class SearchAgent(BaseAgent):
         self.rollout_net = network_agent(rollout, seed, "rollout") if rollout else None
         self.prior_net = network_agent(prior, seed, "prior") if prior else None
         self.playouts = None if self.rollout_net is None else NetworkPlayouts(self.rollout_net)
+        #: The learned opponent model that deals the worlds (``belief=``), or None for the selection model.
+        self.belief = belief_param(belief, "search:ismcts")
         #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent); read
         #: afresh at every world, so a consumer may move it earlier to stop a running decision.
         self.deadline: float | None = None
@@ -321,7 +325,8 @@ class SearchAgent(BaseAgent):
                 net.reseed(seed ^ (0xB0B + k))
 
     def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
-        """Check that the networks (``rollout``, ``prior``) fit this table."""
+        """Check that the networks (``rollout``, ``prior``, ``belief``) fit this table."""
+        check_belief_table(self.belief, num_players, rules)
         for net in (self.rollout_net, self.prior_net):
             if net is not None and hasattr(net, "reset_hand"):
                 net.reset_hand(seat, num_players, rules)
@@ -339,8 +344,14 @@ class SearchAgent(BaseAgent):
             raise DecisionTimeout("search:ismcts ran past its deadline")
 
     def worlds(self, info: SeatInfo, count: int) -> tuple[list[World], list[float]]:
-        """``count`` sampled deals of the hidden cards and their belief weights."""
+        """``count`` sampled deals of the hidden cards and their belief weights.
+
+        With a learned opponent model (``belief=``) the deals are drawn from it, all of weight 1:
+        it has read the opponents' last turns already.
+        """
         rng = self.rng
+        if self.belief is not None:
+            return self.belief.deal_worlds(info, count, rng), [1.0] * count
         lasts = []
         waiting = info.rules.spread_wait or info.rules.hit_wait  # a refusal to drop may be a wait
         if (self.doubt < 1.0 or self.caution < 1.0) and not waiting:

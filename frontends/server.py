@@ -77,6 +77,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.registry import AgentEntry, KindEntry, describe_agents, lookup, make_agent, resolve_params
+from agents.zoo import NAME as PLAIN_NAME
 from tonk_env.agent import DecisionTimeout
 from tonk_env.engine import (
     OPTION_NAMES,
@@ -366,6 +367,12 @@ class Lobby:
             for p in entry.params:
                 if p.agent_spec and values.get(p.name):
                     self.check_agent(str(values[p.name]))  # a nested spec obeys the same rules
+                if p.file_ref and values.get(p.name) and not PLAIN_NAME.fullmatch(str(values[p.name])):
+                    raise HTTPException(
+                        403,
+                        f"agent {entry.key}: {p.name}={clip(str(values[p.name]))!r} names a file; "
+                        "this server accepts only the names of shipped files there",
+                    )
             for (key, name), cap in self.limits.caps().items():
                 param = entry.param(name)
                 if entry.key == key and param is not None and values.get(name, param.default) > cap:

@@ -323,3 +323,12 @@ def test_the_limits_are_in_the_routes_descriptions(client: TestClient) -> None:
     for path in ["/api/games", "/api/games/{gid}/actions", "/api/games/{gid}/next", "/api/agent-action"]:
         post = paths[path]["post"]
         assert "search:ismcts budget <= 50" in post["description"] and "503" in post["responses"], path
+
+
+def test_a_belief_model_given_by_path_is_refused(client: TestClient) -> None:
+    """``belief=`` may name a file; a client may only use the shipped names (an unknown name is a 400)."""
+    rec = to_record(new_game(make_rules(), 2, seed=1))
+    r = client.post("/api/agent-action", json={"agent": "heuristic:expert?belief=/etc/passwd", "record": rec})
+    assert r.status_code == 403 and "names a file" in r.json()["detail"], r.text
+    r = client.post("/api/agent-action", json={"agent": "heuristic:expert?belief=nope", "record": rec})
+    assert r.status_code == 400 and "unknown belief model 'nope'" in r.json()["detail"], r.text
