@@ -9,6 +9,7 @@ import pytest
 
 from tonk_env import env
 from tonk_env.engine import SeatInfo, action_table
+from tonk_env.outcome import neutral_info
 from tonk_env.single import TonkSingleAgentEnv
 
 NAMES = {action_table(False).name(a): a for a in range(action_table(False).size)}
@@ -81,7 +82,7 @@ def play_aec(preset: str, options: dict[str, Any], deck: str, n: int, actions: l
     u = e.unwrapped
     for text in actions:
         obs, reward, term, trunc, info = e.last()
-        assert not term and reward == 0 and info == {}
+        assert not term and reward == 0 and info == neutral_info(n)
         a = u.action_from_string(text)
         assert obs["action_mask"][a] == 1
         e.step(a)
@@ -116,7 +117,11 @@ def test_scenario_through_the_aec_env(
     for agent in e.agent_iter():
         obs, reward, term, trunc, info = e.last()
         assert term and not trunc and not obs["action_mask"].any()
-        assert info["result_kind"] == kind and info["detail"] == detail and info["ended_by"] == seat
+        assert (
+            info["result_kind"] == kind
+            and info["detail"] == detail
+            and info["ended_by"] == (-1 if seat is None else seat)
+        )
         assert info["payoffs"] == payoffs and len(info["counts"]) == n
         got[agent] = reward
         e.step(None)
