@@ -1,7 +1,7 @@
 """What the RL libraries tripped on (issue 32), fixed in the envs and checked here.
 
 - the AEC env's ``early_end="redeal"``: no hand is over right after ``reset()``;
-- the same info keys, never None, on every step of both envs;
+- the same info keys, never None, on every step of both envs (the AEC env's ``infos="every_step"``);
 - agent spec strings wherever an agent is accepted (``gymnasium.make(..., opponents="heuristic:greedy")``);
 - the mask through ``gymnasium.make``'s wrappers, and ``MultiInputPolicy``'s error naming ``MlpPolicy``;
 - the registered id passes Gymnasium's and SB3's ``check_env`` as made; the strict mode stays available.
@@ -58,8 +58,8 @@ def test_aec_redeal_refuses_a_stacked_deck_that_ends_at_the_deal() -> None:
 
 
 def test_aec_redeal_passes_pettingzoo_api_and_seed_tests() -> None:
-    api_test(env(2, early_end="redeal"), num_cycles=300)
-    seed_test(lambda: env(3, early_end="redeal"), num_cycles=300)
+    api_test(env(2, early_end="redeal", infos="every_step"), num_cycles=300)
+    seed_test(lambda: env(3, early_end="redeal", infos="every_step"), num_cycles=300)
 
 
 def _check_info(info: dict, n: int) -> None:
@@ -70,7 +70,7 @@ def _check_info(info: dict, n: int) -> None:
 
 @pytest.mark.parametrize("illegal_action", ["raise", "penalize"])
 def test_aec_infos_have_the_same_keys_on_every_step(illegal_action: str) -> None:
-    e = env(3, illegal_action=illegal_action)
+    e = env(3, illegal_action=illegal_action, infos="every_step")
     ends = set()
     for seed in range(20):
         e.reset(seed=seed)
@@ -90,6 +90,14 @@ def test_aec_infos_have_the_same_keys_on_every_step(illegal_action: str) -> None
             else:
                 e.step(int(rng.choice(legal)))
     assert "" not in ends and (illegal_action == "raise" or "illegal_action" in ends)
+
+
+def test_aec_infos_default_to_the_end_only_for_torchrl() -> None:
+    e = env(2)
+    e.reset(seed=1)
+    assert e.infos == {"player_0": {}, "player_1": {}}
+    with pytest.raises(ValueError, match="infos must be 'end' or 'every_step'"):
+        env(2, infos="always")
 
 
 def test_single_env_infos_have_the_same_keys_on_every_step() -> None:
@@ -124,6 +132,8 @@ def test_spec_strings_are_agents_everywhere() -> None:
         tonk_env.ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", opponents="heuristic:greedy"
     )
     vec.reset(seed=0)
+    fixed = vec.unwrapped._fixed  # built once, one per opponent seat, not per hand
+    assert [a.spec for a in fixed] == ["heuristic:greedy"]
 
 
 def test_spec_opponents_are_deterministic_under_a_seeded_reset() -> None:

@@ -102,13 +102,16 @@ a won drop +1, a caught dropper pays 2 to each player at or below its count,
 stock exhausted or `max_turns` reached +1 to the lowest count, instant win +2
 (see RULES §5 and the rules options).
 
-Every `infos[agent]`, on every step, has the same keys (`tonk_env.outcome.STEP_INFO_KEYS`),
-so libraries that stack infos into arrays (Tianshou's buffer) work: at the end
+At the end every `infos[agent]` holds the keys `tonk_env.outcome.STEP_INFO_KEYS`:
 `result_kind`, `payoffs` (stakes, per seat, floats), `counts`, `ended_by` (the
 seat that ended it, -1 at `max_turns` or a void deal), `detail` and `turns`,
-plus `action` (the illegal action under `illegal_action="penalize"`, else -1);
-before the end the neutral values `""`, `0.0` per seat, `0` per seat, `-1`,
-`""`, `0` and `-1` (`tonk_env.outcome.neutral_info`).
+plus `action` (the illegal action under `illegal_action="penalize"`, else -1).
+Before the end the infos are empty with `infos="end"` (the default: TorchRL's
+`PettingZooWrapper` turns the infos after `reset()` into tensor specs, and text
+values cannot be tensors), or, with `infos="every_step"`, hold the same keys
+with the neutral values `""`, `0.0` per seat, `0` per seat, `-1`, `""`, `0` and
+`-1` (`tonk_env.outcome.neutral_info`), so libraries that stack every step's
+infos into arrays (Tianshou's buffer) find no gaps.
 
 A hand that ends at the deal (instant win, void; about 1 deal in 100 with 2
 players) is over right after `reset()` with `early_end="deliver"` (the
@@ -127,7 +130,7 @@ stay False (the `max_turns` limit is a scored ending and the turn is observed).
 
 `env(num_players=2, rules="standard", render_mode=None, reward_scale=1.0,
 illegal_action="raise", illegal_penalty=-1.0, early_end="deliver",
-max_redeals=100, **rule_options)`.
+max_redeals=100, infos="end", **rule_options)`.
 `reset(seed=None, options={"deck": ..., "dealer": ...})` stacks the deck
 (card list or space-separated string, top first, completed at random from the
 seed) and chooses the dealer (default the last seat, so `player_0` acts
@@ -194,7 +197,13 @@ from .engine.state import GameState
 from .obs import obs_layout
 from .outcome import illegal_info, neutral_info, result_info, step_info
 from .play import illegal_message
-from .settings import check_early_end, check_illegal_action, check_render_mode, check_reward_scale
+from .settings import (
+    check_early_end,
+    check_illegal_action,
+    check_infos,
+    check_render_mode,
+    check_reward_scale,
+)
 from .spaces import mask_box, observation_box
 
 __all__ = ["ActionOutOfBoundsError", "env", "raw_env"]
@@ -225,6 +234,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         illegal_penalty: float = -1.0,
         early_end: str = "deliver",
         max_redeals: int = 100,
+        infos: str = "end",
         **rule_options: Any,
     ) -> None:
         super().__init__()
@@ -236,6 +246,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
         self.early_end = check_early_end(early_end)
+        self.info_mode = check_infos(infos)
         if isinstance(max_redeals, bool) or not isinstance(max_redeals, int) or max_redeals < 0:
             raise ValueError(f"max_redeals must be an int >= 0, got {max_redeals!r}")
         self.max_redeals = max_redeals
@@ -321,7 +332,8 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {a: neutral_info(n) for a in self.agents}
+        every = self.info_mode == "every_step"
+        self.infos: dict[str, dict[str, Any]] = {a: neutral_info(n) if every else {} for a in self.agents}
         self._skip_agent_selection = None
         self._done = False
         if over:
