@@ -27,7 +27,8 @@ def test_every_package_folder_is_listed_and_typed() -> None:
         for d in [ROOT / top, *(ROOT / top).rglob("*")]
         if d.is_dir() and "__pycache__" not in d.parts and any(f.is_file() for f in d.iterdir())
     }
-    assert found <= listed, f"package folders missing from [tool.setuptools] packages: {sorted(found - listed)}"
+    missing = sorted(found - listed)
+    assert not missing, f"package folders missing from [tool.setuptools] packages: {missing}"
     assert listed - found == {"tonk_cli.configs"}
     for top in TOP:
         assert (ROOT / top / "py.typed").is_file(), top
@@ -37,7 +38,8 @@ def test_the_configs_ship_from_the_one_configs_folder() -> None:
     assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {"tonk_cli.configs": "configs"}
     assert configs_dir().resolve() == (ROOT / "configs").resolve()
     assert {"quick", "ppo_2p", "tournament_quick"} <= set(shipped_configs())
-    assert shipped_configs("tournament") == sorted(p.stem for p in (ROOT / "configs").glob("tournament*.yaml"))
+    tournaments = sorted(p.stem for p in (ROOT / "configs").glob("tournament*.yaml"))
+    assert shipped_configs("tournament") == tournaments
 
 
 def test_license_is_an_spdx_string_with_its_file() -> None:

@@ -36,9 +36,10 @@ def run_pipeline(
     progress: bool = True,
     zoo: bool = True,
 ) -> dict[str, Any]:
-    """Train ``config`` (a shipped name or a YAML file), then a duplicate evaluation of ``ppo:<run>/best.zip`` (``rllib:<run>``) per baseline.
+    """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` (``rllib:<run>``) per baseline.
 
-    ``zoo`` adds the zoo's agent for this table (if there is one) to the opponents.
+    ``config`` is a shipped config's name (default ``quick``) or a YAML file. ``zoo`` adds the
+    zoo's agent for this table (if there is one) to the opponents.
     """
     cfg = load_config(find_config(config), overrides)
     run_dir = train(cfg, progress=progress, evaluate=evaluate)

@@ -20,7 +20,7 @@ __all__ = ["configs_dir", "find_config", "shipped_configs"]
 
 
 def configs_dir() -> Path:
-    """The folder of the shipped configs: the package's own copy (a wheel), else the checkout's ``configs/``."""
+    """The shipped configs' folder: the package's own copy (a wheel), else the checkout's ``configs/``."""
     packaged = Path(__file__).resolve().parent / "configs"
     if packaged.is_dir():
         return packaged
@@ -30,7 +30,9 @@ def configs_dir() -> Path:
 def shipped_configs(prefix: str = "") -> list[str]:
     """The names of the shipped configs (``quick``, ``ppo_2p``, ...), those starting with ``prefix``."""
     folder = configs_dir()
-    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem.startswith(prefix)) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem.startswith(prefix))
 
 
 def find_config(name_or_path: str | Path, prefix: str = "") -> Path:
@@ -46,4 +48,6 @@ def find_config(name_or_path: str | Path, prefix: str = "") -> Path:
     if (bare or under_configs) and shipped.is_file():
         return shipped
     names = ", ".join(shipped_configs(prefix)) or "none found"
-    raise ValueError(f"config file {text} does not exist, and no shipped config is named so (shipped: {names})")
+    raise ValueError(
+        f"config file {text} does not exist, and no shipped config has that name (shipped: {names})"
+    )

@@ -36,7 +36,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         if args.config is None:
-            raise ValueError("give a config (a shipped name such as quick, or a YAML file) or --resume RUN_DIR")
+            raise ValueError(
+                "give a config (a shipped name such as quick, or a YAML file), or --resume RUN_DIR"
+            )
         cfg = load_config(find_config(args.config), args.overrides, defaults=args.defaults)
         run_dir = train(cfg, progress=not args.no_progress, evaluate=evaluate)
     _print_summary(run_dir)
@@ -107,7 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="train a PPO agent from a YAML config (SB3's MaskablePPO; RLlib with backend: rllib), or resume",
     )
     p.add_argument(
-        "config", nargs="?", help="a shipped config name (quick, ppo_2p, ...: configs/NAME.yaml) or a YAML file"
+        "config", nargs="?", help="a shipped config (quick, ppo_2p, ...: configs/NAME.yaml) or a YAML file"
     )
     p.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4"
