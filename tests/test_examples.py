@@ -21,6 +21,12 @@ EXAMPLES = [
     ),
     ("sb3_maskable_ppo.py", "sb3_contrib", r"sb3 MaskablePPO vs heuristic:greedy: mean reward [+-]\d\.\d{3}"),
     ("cleanrl_ppo.py", "torch", r"cleanrl PPO vs random: 256 steps, mean reward [+-]\d\.\d{3} stakes/hand"),
+    (
+        "torchrl_ppo.py",
+        "torchrl",
+        r"torchrl PPO self-play: 16 hands, \d+ decisions, player_0 mean reward [+-]\d",
+    ),
+    ("rllib_ppo.py", "ray.rllib", r"rllib PPO self-play via PettingZooEnv: 1 iterations, \d+ env steps"),
 ]
 
 
