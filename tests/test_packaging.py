@@ -62,3 +62,19 @@ def test_find_config_by_name_path_or_docs_path(tmp_path: Path, monkeypatch: pyte
         find_config("nosuch")
     with pytest.raises(ValueError, match=r"config file elsewhere/quick.yaml does not exist"):
         find_config("elsewhere/quick.yaml")
+
+
+def test_tonk_train_and_pipeline_take_a_shipped_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.trainer
+    from tonk_cli import pipeline
+    from tonk_cli.main import main
+
+    monkeypatch.chdir(tmp_path)  # outside the clone
+    seen = []
+    monkeypatch.setattr(train.trainer, "train", lambda cfg, progress, evaluate: seen.append(cfg) or tmp_path)
+    assert main(["train", "quick", "total_steps=512", "--no-progress"]) == 0
+    assert seen[-1].name == "quick" and seen[-1].total_steps == 512
+    assert main(["train", "configs/ppo_2p.yaml", "--no-progress"]) == 0
+    assert seen[-1].name == "ppo_2p"
+    assert main(["train", "nosuch", "--no-progress"]) == 2  # a one-line error, listing the shipped names
+    assert pipeline.run_pipeline.__defaults__[0] == "quick"
