@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tonk_env.agent import Agent
+from tonk_env.agent import Agent, register_spec_resolver
 
 __all__ = [
     "AgentEntry", "FamilyEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
@@ -585,3 +585,6 @@ register_family(
     (Param("deterministic", bool, True, "play the argmax (false: sample from the policy)"),),
     empty="the zoo folder, agents/zoo/ or $TONK_ZOO_DIR, holds no cards",
 )
+
+# spec strings wherever the env layer takes an agent (tonk_env.agent.agent_from_spec)
+register_spec_resolver(make_agent)

@@ -116,7 +116,11 @@ def test_scenario_through_the_aec_env(
     for agent in e.agent_iter():
         obs, reward, term, trunc, info = e.last()
         assert term and not trunc and not obs["action_mask"].any()
-        assert info["result_kind"] == kind and info["detail"] == detail and info["ended_by"] == seat
+        assert (
+            info["result_kind"] == kind
+            and info["detail"] == detail
+            and info["ended_by"] == (-1 if seat is None else seat)
+        )
         assert info["payoffs"] == payoffs and len(info["counts"]) == n
         got[agent] = reward
         e.step(None)

@@ -19,13 +19,15 @@ from tonk_env.engine import make_rules
 from train.config import load_config
 from train.trainer import train
 
+from .recipes import find_config
+
 __all__ = ["DEFAULT_BASELINES", "format_pipeline", "run_pipeline"]
 
 DEFAULT_BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
 
 
 def run_pipeline(
-    config: str | Path = "configs/quick.yaml",
+    config: str | Path = "quick",
     overrides: list[str] | None = None,
     baselines: tuple[str, ...] = DEFAULT_BASELINES,
     hands: int = 2000,
@@ -36,9 +38,10 @@ def run_pipeline(
 ) -> dict[str, Any]:
     """Train ``config``, then a duplicate evaluation of ``ppo:<run>/best.zip`` (``rllib:<run>``) per baseline.
 
-    ``zoo`` adds the zoo's agent for this table (if there is one) to the opponents.
+    ``config`` is a shipped config's name (default ``quick``) or a YAML file. ``zoo`` adds the
+    zoo's agent for this table (if there is one) to the opponents.
     """
-    cfg = load_config(config, overrides)
+    cfg = load_config(find_config(config), overrides)
     run_dir = train(cfg, progress=progress, evaluate=evaluate)
     spec = f"rllib:{run_dir}" if cfg.backend == "rllib" else f"ppo:{run_dir / 'best.zip'}"
     rules = make_rules(cfg.rules, **cfg.rule_options)

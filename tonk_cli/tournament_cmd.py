@@ -43,6 +43,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     )
     from tonk_env.engine import parse_assignments
 
+    from .recipes import find_config
+
     given = _overrides(args)
     _check_items(args, given)
     config_path = None
@@ -51,7 +53,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         out = args.resume
     else:
         if args.items[0].endswith((".yaml", ".yml")):
-            config_path = args.items[0]
+            config_path = str(find_config(args.items[0], prefix="tournament"))
             cfg = load_config(config_path)
         else:
             cfg = TournamentConfig(entrants=list(args.items))

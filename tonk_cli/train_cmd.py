@@ -18,6 +18,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from train.config import load_config, parse_overrides
     from train.trainer import resume, train
 
+    from .recipes import find_config
+
     if args.address is not None:  # quoted: YAML would read some HOST:PORT forms as numbers
         args.overrides.append(f"rllib.address={json.dumps(args.address)}")
     if args.resume:
@@ -34,8 +36,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         if args.config is None:
-            raise ValueError("give a config file (e.g. configs/quick.yaml) or --resume RUN_DIR")
-        cfg = load_config(args.config, args.overrides, defaults=args.defaults)
+            raise ValueError(
+                "give a config (a shipped name such as quick, or a YAML file), or --resume RUN_DIR"
+            )
+        cfg = load_config(find_config(args.config), args.overrides, defaults=args.defaults)
         run_dir = train(cfg, progress=not args.no_progress, evaluate=evaluate)
     _print_summary(run_dir)
     return 0
@@ -88,7 +92,9 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``train`` and ``pipeline`` to the ``tonk`` command line."""
     q = sub.add_parser("pipeline", help="train a config, then evaluate it against the baselines (make run)")
-    q.add_argument("config", nargs="?", default="configs/quick.yaml")
+    q.add_argument(
+        "config", nargs="?", default="quick", help="a shipped config name (default: quick) or a YAML file"
+    )
     q.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     q.add_argument("--baselines", nargs="+", default=["random", "heuristic:greedy", "heuristic:expert"])
     q.add_argument("--hands", type=int, default=2000, help="duplicate hands per baseline")
@@ -102,7 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "train",
         help="train a PPO agent from a YAML config (SB3's MaskablePPO; RLlib with backend: rllib), or resume",
     )
-    p.add_argument("config", nargs="?", help="config file, e.g. configs/quick.yaml")
+    p.add_argument(
+        "config", nargs="?", help="a shipped config (quick, ppo_2p, ...: configs/NAME.yaml) or a YAML file"
+    )
     p.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, e.g. ppo.learning_rate=1e-4"
     )

@@ -4,7 +4,11 @@ Importing the package registers the Gymnasium id ``tonk_env/TonkSingle-v0``
 (:data:`ENV_ID`): ``gymnasium.make(ENV_ID, ...)`` builds the single-agent env
 (:class:`tonk_env.single.TonkSingleAgentEnv`) and ``gymnasium.make_vec(ENV_ID,
 num_envs=N, vectorization_mode="vector_entry_point", ...)`` the batched one
-(:class:`tonk_env.vector.TonkVectorEnv`). Importing the engine must not import
+(:class:`tonk_env.vector.TonkVectorEnv`), with the defaults :data:`MAKE_DEFAULTS`
+(an illegal action is penalized, not raised). Through ``make``'s wrappers the
+legal mask is ``env.get_wrapper_attr("action_masks")()`` (or
+``env.unwrapped.action_masks()``); sb3-contrib's ``MaskablePPO`` finds it itself.
+Importing the engine must not import
 gymnasium, so the registration waits for gymnasium: it runs at once when
 gymnasium is already imported, else right after gymnasium's own import.
 """
@@ -24,6 +28,12 @@ __version__ = "0.1.0"
 ENV_ID = "tonk_env/TonkSingle-v0"
 """The Gymnasium id of the single-agent env (and, with ``make_vec``, of the vector env)."""
 
+MAKE_DEFAULTS = {"illegal_action": "penalize"}
+"""The registered id's defaults, which differ from the classes': an illegal action ends the hand
+with ``illegal_penalty`` (-1) for the learner instead of raising, so the unmasked random actions
+of Gymnasium's and SB3's ``check_env`` (and of any library that samples ``action_space``) are a
+documented outcome. Pass ``illegal_action="raise"`` to ``make`` for the strict behaviour."""
+
 
 def __getattr__(name: str) -> Any:  # lazy: importing the engine must not pull in RL libraries
     if name in ("env", "raw_env"):
@@ -42,6 +52,7 @@ def register_envs() -> None:
             id=ENV_ID,
             entry_point="tonk_env.single:TonkSingleAgentEnv",
             vector_entry_point="tonk_env.vector:TonkVectorEnv",
+            kwargs=dict(MAKE_DEFAULTS),
         )
 
 

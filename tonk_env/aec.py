@@ -100,20 +100,37 @@ Zero until the hand ends; then every agent receives its payoff in stakes ×
 `reward_scale` (zero-sum): tonk out +2 from each other player, run out +1,
 a won drop +1, a caught dropper pays 2 to each player at or below its count,
 stock exhausted or `max_turns` reached +1 to the lowest count, instant win +2
-(see RULES §5 and the rules options). At the end `infos[agent]` holds
-`result_kind`, `payoffs` (stakes, per seat), `counts`, `ended_by` (the seat
-that ended it, None at `max_turns` or a void deal), `detail` and `turns`.
+(see RULES §5 and the rules options).
 
-A hand that ends at the deal (instant win, void) is over right after
-`reset()`: every agent is terminated with its reward, so PettingZoo's
+At the end every `infos[agent]` holds the keys `tonk_env.outcome.STEP_INFO_KEYS`:
+`result_kind`, `payoffs` (stakes, per seat, floats), `counts`, `ended_by` (the
+seat that ended it, -1 at `max_turns` or a void deal), `detail` and `turns`,
+plus `action` (the illegal action under `illegal_action="penalize"`, else -1).
+Before the end the infos are empty with `infos="end"` (the default: TorchRL's
+`PettingZooWrapper` turns the infos after `reset()` into tensor specs, and text
+values cannot be tensors), or, with `infos="every_step"`, hold the same keys
+with the neutral values `""`, `0.0` per seat, `0` per seat, `-1`, `""`, `0` and
+`-1` (`tonk_env.outcome.neutral_info`), so libraries that stack every step's
+infos into arrays (Tianshou's buffer) find no gaps.
+
+A hand that ends at the deal (instant win, void; about 1 deal in 100 with 2
+players) is over right after `reset()` with `early_end="deliver"` (the
+default): every agent is terminated with its reward, so PettingZoo's
 `api_test` assertion "terminations all False after reset" does not hold for
-those deals. Terminations are the only ending; truncations stay False (the
-`max_turns` limit is a scored ending and the turn is observed).
+those deals, and a collector that steps the first agent after `reset()`
+(Tianshou's) fails on them. `early_end="redeal"` deals such hands again, so
+`reset()` always leaves an agent to act: `env.skipped_hands` counts the deals
+skipped by the latest `reset()` (`skipped_hands_total` since the env was made),
+at most `max_redeals` (default 100) in a row, and a stacked deck whose hand ends
+at the deal is a `ValueError`. Their payoffs are lost to the learners, but they
+do not depend on any decision. Terminations are the only ending; truncations
+stay False (the `max_turns` limit is a scored ending and the turn is observed).
 
 ### Arguments
 
 `env(num_players=2, rules="standard", render_mode=None, reward_scale=1.0,
-illegal_action="raise", illegal_penalty=-1.0, render_seat=0, **rule_options)`.
+illegal_action="raise", illegal_penalty=-1.0, render_seat=0, early_end="deliver",
+max_redeals=100, infos="end", **rule_options)`.
 `reset(seed=None, options={"deck": ..., "dealer": ...})` stacks the deck
 (card list or space-separated string, top first, completed at random from the
 seed) and chooses the dealer (default the last seat, so `player_0` acts
@@ -182,9 +199,15 @@ from .engine import (
 from .engine.state import GameState
 from .frames import frame_for
 from .obs import obs_layout
-from .outcome import illegal_info, result_info
+from .outcome import illegal_info, neutral_info, result_info, step_info
 from .play import illegal_message
-from .settings import check_illegal_action, check_render_mode, check_reward_scale
+from .settings import (
+    check_early_end,
+    check_illegal_action,
+    check_infos,
+    check_render_mode,
+    check_reward_scale,
+)
 from .spaces import mask_box, observation_box
 
 __all__ = ["ActionOutOfBoundsError", "env", "raw_env"]
@@ -219,6 +242,9 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         illegal_action: str = "raise",
         illegal_penalty: float = -1.0,
         render_seat: int = 0,
+        early_end: str = "deliver",
+        max_redeals: int = 100,
+        infos: str = "end",
         **rule_options: Any,
     ) -> None:
         super().__init__()
@@ -237,6 +263,15 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.reward_scale = check_reward_scale(reward_scale)
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
+        self.early_end = check_early_end(early_end)
+        self.info_mode = check_infos(infos)
+        if isinstance(max_redeals, bool) or not isinstance(max_redeals, int) or max_redeals < 0:
+            raise ValueError(f"max_redeals must be an int >= 0, got {max_redeals!r}")
+        self.max_redeals = max_redeals
+        self.skipped_hands = 0
+        """Hands dealt again by the latest ``reset()`` (``early_end="redeal"``)."""
+        self.skipped_hands_total = 0
+        """Hands dealt again since the env was made."""
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         obs_box = observation_box(self.rules, num_players)
@@ -294,22 +329,29 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
                 if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < n:
                     raise ValueError(f"dealer must be a seat 0..{n - 1}, got {d!r}")
                 dealer = d
-        order = shuffled_deck(self.np_random, parse_cards(deck) if deck is not None else ())
-        self._deck = order
-        self._dealer = dealer
-        self._actions = []
-        self._game = None
-        over = deal(
-            self._S, self._pay, 0, np.array(order, dtype=np.int64), dealer,
-            self._P, self._F, self._instant, _SUIT_VALUE,
-        )  # fmt: skip
+        stacked = parse_cards(deck) if deck is not None else ()
+        self.skipped_hands = 0
+        while True:
+            over = self._deal(shuffled_deck(self.np_random, stacked), dealer)
+            if not over or self.early_end == "deliver":
+                break
+            if deck is not None:
+                raise ValueError(
+                    f"tonk_v0 reset: the stacked deck's hand ends at the deal ({self._result_kind()}); "
+                    "early_end='redeal' cannot deal it again (early_end='deliver' delivers it)"
+                )
+            self.skipped_hands += 1
+            if self.skipped_hands > self.max_redeals:
+                raise RuntimeError(f"tonk_v0 reset: {self.skipped_hands} deals in a row ended at the deal")
+        self.skipped_hands_total += self.skipped_hands
         self._has_reset = True
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        every = self.info_mode == "every_step"
+        self.infos: dict[str, dict[str, Any]] = {a: neutral_info(n) if every else {} for a in self.agents}
         self._skip_agent_selection = None
         self._done = False
         if over:
@@ -432,6 +474,24 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _result_kind(self) -> str:
+        """The result kind of the hand just dealt (replayed from the deal: the env may not be reset yet)."""
+        r = deal_order(self.rules, self.num_players, self._deck, self._dealer).result
+        return r.kind if r is not None else "over"
+
+    def _deal(self, order: list[int], dealer: int) -> bool:
+        """Deal ``order`` (top first) on the core; whether the hand is already over."""
+        self._deck = order
+        self._dealer = dealer
+        self._actions = []
+        self._game = None
+        return bool(
+            deal(
+                self._S, self._pay, 0, np.array(order, dtype=np.int64), dealer,
+                self._P, self._F, self._instant, _SUIT_VALUE,
+            )
+        )  # fmt: skip
+
     def _state(self) -> GameState:
         g = self.game
         if g is None:
@@ -466,5 +526,5 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
             self.rewards[agent] = r
             self._cumulative_rewards[agent] += r
             self.terminations[agent] = True
-            self.infos[agent] = {k: list(v) if isinstance(v, list) else v for k, v in info.items()}
+            self.infos[agent] = step_info(self.num_players, info)
         self.agent_selection = self.possible_agents[0]

@@ -37,14 +37,26 @@ hidden state. Optional parts, each called only when the agent has it:
 =====================================  =========================================================
 
 A plain function ``f(obs, info) -> int`` is accepted wherever an agent is
-(:func:`as_agent` wraps it). :class:`RandomPolicy` is the envs' default
-opponent.
+(:func:`as_agent` wraps it), and so is an agent *spec string*
+(``"heuristic:greedy"``, ``"zoo:2p"``; see :mod:`agents.registry`).
+:class:`RandomPolicy` is the envs' default opponent.
+
+Spec strings and the layers
+---------------------------
+The specs are parsed by the ``agents`` package, one layer above this one, so
+this module never imports it: ``agents.registry`` installs its ``make_agent``
+with :func:`register_spec_resolver` when it is imported, and an installed
+``tonk-rl`` also names it under the entry-point group :data:`SPEC_ENTRY_POINTS`,
+which :func:`agent_from_spec` loads on first use. So
+``gymnasium.make("tonk_env/TonkSingle-v0", opponents="heuristic:greedy")``
+works without importing ``agents`` first.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -84,13 +96,64 @@ class FunctionAgent:
         return repr(self.fn)
 
 
-def as_agent(x: AgentLike) -> Agent:
-    """``x`` itself when it has ``act``, a :class:`FunctionAgent` for a plain callable; else TypeError."""
+def as_agent(x: AgentLike | str) -> Agent:
+    """``x`` itself when it has ``act``, a :class:`FunctionAgent` for a plain callable, the agent
+    a spec string names (:func:`agent_from_spec`); else TypeError."""
+    if isinstance(x, str):
+        return agent_from_spec(x)
     if callable(getattr(x, "act", None)):
         return x  # type: ignore[return-value]  # it has act: the protocol's one required method
     if callable(x):
         return FunctionAgent(x)
-    raise TypeError(f"an agent (a policy) needs an act(obs, info) method or must be callable, got {x!r}")
+    raise TypeError(
+        f"an agent (a policy) needs an act(obs, info) method, must be callable or a spec string, got {x!r}"
+    )
+
+
+SPEC_ENTRY_POINTS = "tonk_env.agent_specs"
+"""The entry-point group whose ``make_agent(spec, seed=None)`` builds agents from spec strings."""
+
+SpecResolver = Callable[..., Agent]
+_spec_resolver: SpecResolver | None = None
+
+
+def register_spec_resolver(resolver: SpecResolver) -> None:
+    """Install ``resolver(spec, seed=None) -> Agent`` as the builder of agents from spec strings."""
+    global _spec_resolver
+    _spec_resolver = resolver
+
+
+def agent_from_spec(spec: str, seed: int | None = None) -> Agent:
+    """The agent a spec string names (``"heuristic:greedy"``), built by the registered resolver.
+
+    The resolver is the one :func:`register_spec_resolver` installed (importing
+    ``agents`` does), else the first of the entry-point group
+    :data:`SPEC_ENTRY_POINTS`; without either, a one-line ``ValueError``.
+    """
+    resolver = _spec_resolver
+    if resolver is None:
+        for ep in metadata.entry_points(group=SPEC_ENTRY_POINTS):
+            resolver = ep.load()
+            break
+    if resolver is None:
+        raise ValueError(
+            f"agent spec {spec!r}: no spec resolver is installed (install tonk-rl, whose agents "
+            "package resolves specs, or `import agents` first); or pass an agent object"
+        )
+    return resolver(spec, seed=seed)
+
+
+def agents_from_specs(policies: Any, count: int) -> Any:
+    """``policies`` with spec strings built into agents: a string is ``count`` agents, one per seat.
+
+    A list or tuple has its strings built one each; anything else is returned
+    as it is (an agent, a callable, a sampler or None).
+    """
+    if isinstance(policies, str):
+        return [agent_from_spec(policies) for _ in range(count)]
+    if isinstance(policies, (list, tuple)) and any(isinstance(p, str) for p in policies):
+        return [agent_from_spec(p) if isinstance(p, str) else p for p in policies]
+    return policies
 
 
 def action_id(action: Any) -> int:

@@ -38,6 +38,15 @@ def check_early_end(mode: Any) -> str:
 
 #: The render modes of both envs: text (returned or printed) and pictures (``tonk_env.frames``).
 RENDER_MODES = ("ansi", "human", "rgb_array")
+#: When the AEC env's infos hold the end-of-hand keys: only at the end, or on every step.
+INFO_MODES = ("end", "every_step")
+
+
+def check_infos(mode: Any) -> str:
+    """Validate the AEC env's ``infos`` (``end``/``every_step``) and return it."""
+    if not isinstance(mode, str) or mode not in INFO_MODES:
+        raise ValueError(f"infos must be 'end' or 'every_step', got {mode!r}")
+    return mode
 
 
 def check_render_mode(render_mode: str | None) -> str | None:

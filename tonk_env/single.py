@@ -21,17 +21,28 @@ space / value          content
 reward                 0 until the hand ends, then the learner's payoff in stakes
                        times ``reward_scale``, also when an opponent's move or the
                        deal ends it (with ``early_end="deliver"``, the default)
-info at the end        ``result_kind``, ``payoffs`` (stakes, per seat), ``counts``,
-                       ``ended_by`` (seat), ``detail``, ``turns``, ``learner_seat``
-                       (plus ``acknowledged: True`` on an acknowledgement step)
+step info              the same keys on every step: ``result_kind``, ``payoffs``
+                       (stakes, per seat), ``counts``, ``ended_by`` (seat, -1 when
+                       none), ``detail``, ``turns``, ``action`` (an illegal action
+                       under ``"penalize"``, else -1), ``learner_seat`` and
+                       ``acknowledged`` (True on an acknowledgement step); before
+                       the end the neutral values of ``tonk_env.outcome.neutral_info``
 ``terminated``         True when the hand ends (``max_turns`` scoring included:
                        it is a real ending with payoffs, and the turn is observed)
 ``truncated``          always False
 =====================  =======================================================
 
 The mask stays out of the observation (a flat ``Box`` suits SB3's
+``MlpPolicy``; ``"MultiInputPolicy"`` is for ``Dict`` spaces and fails naming
 ``MlpPolicy``); sb3-contrib's ``MaskablePPO`` reads :meth:`TonkSingleAgentEnv.action_masks`
-directly, so no ``ActionMasker`` wrapper is needed.
+directly, so no ``ActionMasker`` wrapper is needed. Through ``gymnasium.make``'s
+wrappers the mask is ``env.get_wrapper_attr("action_masks")()``.
+
+Made with ``gymnasium.make("tonk_env/TonkSingle-v0")`` the env penalizes an
+illegal action by default (``tonk_env.MAKE_DEFAULTS``), so the unmasked samples
+of Gymnasium's and SB3's ``check_env`` end the hand with ``illegal_penalty``;
+the class itself, and ``make(..., illegal_action="raise")``, raise
+``IllegalActionError``.
 
 Hands that end before the learner's first decision
 ---------------------------------------------------
@@ -90,7 +101,10 @@ their ``reads_info`` is false, and an illegal answer raises
 ``np_random``; an object with that ``sample`` method works too. Pass it as
 ``opponent_sampler=`` or as ``opponents=`` (an object with ``act`` or a
 two-parameter callable is an agent; a ``sample`` method or a three-parameter
-callable makes a sampler).
+callable makes a sampler). A spec string (``"heuristic:greedy"``, see
+:mod:`agents.registry`) is an agent too: ``opponents="heuristic:greedy"`` builds
+one agent per opponent seat, and a list may mix strings and objects; a seeded
+``reset()`` reseeds the agents built from strings.
 
 :func:`~tonk_env.agent.random_policy` (uniform over the legal actions) is the
 default opponent.
@@ -105,7 +119,7 @@ from typing import Any, Protocol
 import gymnasium
 import numpy as np
 
-from .agent import Agent, AgentLike, RandomPolicy, action_id, as_agent
+from .agent import Agent, AgentLike, RandomPolicy, action_id, agents_from_specs, as_agent
 from .engine import (
     IllegalActionError,
     TonkRules,
@@ -122,7 +136,7 @@ from .engine import (
 from .engine.state import OVER, GameState, is_legal
 from .frames import frame_for
 from .obs import observation
-from .outcome import illegal_info, result_info
+from .outcome import illegal_info, result_info, step_info
 from .play import illegal_message, play, start_hand
 from .settings import check_early_end, check_illegal_action, check_render_mode, check_reward_scale
 from .spaces import action_space, observation_box
@@ -222,6 +236,14 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.early_end = check_early_end(early_end)
 
         self._default_random = RandomPolicy(self.np_random)
+        # agents this env builds from spec strings: a seeded reset() reseeds them
+        self._built: list[Any] = []
+        if isinstance(opponents, str):
+            opponents = self._built = agents_from_specs(opponents, n - 1)
+        elif isinstance(opponents, (list, tuple)):
+            built = agents_from_specs(opponents, n - 1)
+            self._built = [b for b, p in zip(built, opponents, strict=True) if isinstance(p, str)]
+            opponents = built
         if opponents is not None and opponent_sampler is not None:
             raise ValueError("give either opponents or opponent_sampler, not both")
         if opponents is not None and not isinstance(opponents, (list, tuple)):
@@ -277,6 +299,11 @@ class TonkSingleAgentEnv(gymnasium.Env):
         """
         super().reset(seed=seed)
         rng = self.np_random  # a seeded reset replaces it: deals, seats, opponents all draw from it
+        if seed is not None:
+            for i, agent in enumerate(self._built):
+                reseed = getattr(agent, "reseed", None)
+                if reseed is not None:
+                    reseed(int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
         self._default_random.rng = rng
         opts = dict(options or {})
         deck = opts.pop("deck", None)
@@ -363,8 +390,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
                 raise IllegalActionError(illegal_message(s, "the learner", a))
             self._done = True
             reward = self.illegal_penalty * self.reward_scale
-            info = illegal_info(seat, a, self.illegal_penalty, self.num_players)
-            info["learner_seat"] = seat
+            info = self._step_info(illegal_info(seat, a, self.illegal_penalty, self.num_players))
             return observation(s, seat), reward, True, False, info
         s.play(a)
         return None
@@ -377,12 +403,11 @@ class TonkSingleAgentEnv(gymnasium.Env):
         if s.phase == OVER:
             self._done = True
             reward = payoffs(s)[seat] * self.reward_scale
-            info = result_info(s)
-            info["learner_seat"] = seat
+            info = self._step_info(result_info(s))
             terminated = True
         else:
             reward = 0.0
-            info = {}
+            info = self._step_info(None)
             terminated = False
         if self.render_mode == "human":
             self.render()
@@ -487,18 +512,22 @@ class TonkSingleAgentEnv(gymnasium.Env):
                 )
             self._pending = False
             self._done = True
-            info = illegal_info(seat, a, self.illegal_penalty, self.num_players)
-            info["learner_seat"] = seat
+            info = self._step_info(illegal_info(seat, a, self.illegal_penalty, self.num_players))
             return observation(s, seat), self.illegal_penalty * self.reward_scale, True, False, info
         self._pending = False
         self._done = True
         reward = payoffs(s)[seat] * self.reward_scale
-        info = result_info(s)
-        info["learner_seat"] = seat
-        info["acknowledged"] = True
+        info = self._step_info(result_info(s), acknowledged=True)
         if self.render_mode == "human":
             self.render()
         return observation(s, seat), reward, True, False, info
+
+    def _step_info(self, end: dict[str, Any] | None, acknowledged: bool = False) -> dict[str, Any]:
+        """A step's info: the same keys every step (see the module docstring)."""
+        info = step_info(self.num_players, end)
+        info["learner_seat"] = self.learner_seat
+        info["acknowledged"] = acknowledged
+        return info
 
     def _set_opponents(self, learner: int) -> None:
         n = self.num_players

@@ -13,10 +13,28 @@ from .engine import TonkRules, action_table
 from .obs import observation_bounds
 
 
+class ObservationBox(spaces.Box):
+    """The observation tensor's ``Box``: a plain ``Box`` whose missing ``spaces`` says to use ``MlpPolicy``.
+
+    SB3's ``MultiInputPolicy`` reads ``observation_space.spaces`` (a ``Dict``'s);
+    on a plain ``Box`` that is a bare ``AttributeError: 'Box' object has no
+    attribute 'spaces'``. This one names the fix instead (it is still an
+    ``AttributeError``, so ``hasattr(box, "spaces")`` stays False).
+    """
+
+    @property
+    def spaces(self) -> None:
+        """Not a ``Dict``: raises ``AttributeError`` naming ``MlpPolicy``."""
+        raise AttributeError(
+            "the Tonk observation is one flat Box (the mask is apart, in action_masks()), not a Dict: "
+            "use SB3's 'MlpPolicy', not 'MultiInputPolicy'"
+        )
+
+
 def observation_box(rules: TonkRules, num_players: int) -> spaces.Box:
-    """The ``Box`` of the observation tensor for these rules and players."""
+    """The ``Box`` of the observation tensor for these rules and players (an :class:`ObservationBox`)."""
     low, high = observation_bounds(rules, num_players)
-    return spaces.Box(low, high, dtype=np.float32)
+    return ObservationBox(low, high, dtype=np.float32)
 
 
 def mask_box(rules: TonkRules) -> spaces.Box:

@@ -84,7 +84,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .agent import Agent, AgentLike, RandomPolicy, as_agent
+from .agent import Agent, AgentLike, RandomPolicy, agents_from_specs, as_agent
 from .core.batch import action_shapes, rules_params
 from .core.kernels import C_CUR, C_HANDS, C_TURN, DRAW, DROP, HIT_BOOK, MAX_SEATS, NUM_COLS, deal, seeded_deck
 from .core.vector_kernels import (
@@ -280,6 +280,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         n, B = self.num_players, self.num_envs
         if opponents is not None and opponent_sampler is not None:
             raise ValueError("give either opponents or opponent_sampler, not both")
+        opponents = agents_from_specs(opponents, n - 1)  # spec strings: one agent per opponent seat
         if opponents is not None and not isinstance(opponents, (list, tuple)):
             sampler = as_sampler(opponents)
             if sampler is not None:

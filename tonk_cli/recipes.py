@@ -1,0 +1,53 @@
+"""The shipped configs (``configs/*.yaml``), found by name or path, in a clone and in an installed wheel.
+
+``configs/`` stays the one source: the wheel carries it as the data package
+``tonk_cli.configs`` (``[tool.setuptools.package-dir]`` maps that package onto
+the top-level ``configs/`` folder), and a source checkout reads the folder
+itself. :func:`find_config` turns what a user typed into a file:
+
+- an existing path is that file (``tonk train my.yaml``, ``configs/quick.yaml`` in a clone);
+- a bare name is a shipped config (``tonk train quick`` is ``quick.yaml``);
+- a missing ``configs/NAME.yaml`` is the shipped ``NAME.yaml`` (the commands
+  of the docs work outside a clone);
+- anything else is a one-line ``ValueError`` listing the shipped names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["configs_dir", "find_config", "shipped_configs"]
+
+
+def configs_dir() -> Path:
+    """The shipped configs' folder: the package's own copy (a wheel), else the checkout's ``configs/``."""
+    packaged = Path(__file__).resolve().parent / "configs"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[1] / "configs"
+
+
+def shipped_configs(prefix: str = "") -> list[str]:
+    """The names of the shipped configs (``quick``, ``ppo_2p``, ...), those starting with ``prefix``."""
+    folder = configs_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem.startswith(prefix))
+
+
+def find_config(name_or_path: str | Path, prefix: str = "") -> Path:
+    """The config file a name or path means (see the module docstring); ``prefix`` narrows the list shown."""
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    text = str(name_or_path)
+    stem = p.stem if p.suffix in (".yaml", ".yml") else p.name
+    shipped = configs_dir() / f"{stem}.yaml"
+    bare = p.parent == Path(".") and p.suffix in ("", ".yaml", ".yml")
+    under_configs = p.parent.name == "configs" and p.suffix in (".yaml", ".yml")
+    if (bare or under_configs) and shipped.is_file():
+        return shipped
+    names = ", ".join(shipped_configs(prefix)) or "none found"
+    raise ValueError(
+        f"config file {text} does not exist, and no shipped config has that name (shipped: {names})"
+    )
