@@ -1,0 +1,91 @@
+"""``tonk serve``: Tonk over HTTP/JSON (FastAPI), and the browser game at ``/``.
+
+Endpoints (the OpenAPI schema is at ``/openapi.json``, interactive docs at ``/docs``):
+
+=======================================  ====================================================
+``GET /``                                the browser game (one static page)
+``GET /api/agents``                      agent specs offered, and the registered kinds
+``GET /api/rules``                       presets and rule options with their defaults
+``POST /api/games``                      new game: rules, players, your seat, agent specs
+``GET /api/games/{id}``                  your seat's view, the running score, the hand's log
+``POST /api/games/{id}/actions``         play your move (string or id); the agents answer
+``POST /api/games/{id}/next``            deal the next hand (the deal passes to the left)
+``GET /api/games/{id}/record``           the finished hand's record (deck included)
+``DELETE /api/games/{id}``               end a game
+``POST /api/agent-action``               stateless: ask any agent for its move in a position
+=======================================  ====================================================
+
+A game has one person's seat (``seat``, default 0); every other seat is played
+by an agent, automatically, right after each move of the person (and after
+the deal), until the person must act or the hand is over. A game's id is a
+random token: whoever knows it plays that seat; only that seat's view is
+served while the hand runs (``GET /api/games/{id}/record`` refuses until the
+hand is over, because a record holds the deck).
+
+``POST /api/agent-action`` takes a hand record (:mod:`tonk_env.engine.record`:
+``rules``, ``num_players``, ``dealer``, ``deck``, ``actions``) and optionally
+the seat that must be to act. The server replays it, builds the agent from
+its spec and asks it; the agent sees only that seat's
+:class:`~tonk_env.engine.SeatInfo` (never the deck), but the caller sends the
+whole deal. Unseen cards in ``deck`` may be any consistent arrangement.
+
+Every bad request is answered 4xx with ``{"detail": "..."}`` and changes
+nothing: 400 illegal action, bad rules or agent spec, a parameter above a cap,
+a ``Host`` not allowed; 403 an agent file not allowed; 404 unknown or expired
+game; 409 not your turn / hand not over; 413 a body over the size limit; 422
+malformed JSON or fields; 429 too many live games. Moves are applied to a
+copy of the game that replaces it only when everything succeeded, so a 503
+(an agent's decision past the time limit, or the server shutting down) also
+changes nothing. Error messages quote input cut to about 100 characters.
+
+Limits: at most ``max_games`` live games; a game unused for ``idle_timeout``
+seconds is dropped. Agents loaded from files (path kinds such as
+``ppo:PATH``, ``npz:PATH``, ``onnx:DIR``) are allowed only for the paths the
+server was started with (``--agents ppo:PATH``); any other path is refused
+with 403, whatever the parameters. Built-in agents (``random``,
+``heuristic:*``, ``search:*``) are always allowed within the caps of
+:class:`Limits`. The agents' work runs in a worker thread with a deadline
+(:class:`Work`); it is stopped when the client goes away or the server shuts
+down (SIGTERM: the running requests are answered 503 and the process exits
+within a few seconds). ``tonk serve`` binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+from .app import create_app
+from .limits import MAX_SEED, MAX_TEXT, Limits, clip
+from .lobby import FRESH_SECONDS, Game, Lobby, game_out
+from .middleware import BodyGuard, HostGuard, Methods
+from .models import ActionIn, AgentQuery, NewGame
+from .play import deal_next, play_move, query_position, start_game
+from .run import listen, loopback_hosts, serve, timed_protocol
+from .work import Busy, Work, WorkQueue
+
+__all__ = [
+    "FRESH_SECONDS",
+    "MAX_SEED",
+    "MAX_TEXT",
+    "ActionIn",
+    "AgentQuery",
+    "BodyGuard",
+    "Busy",
+    "Game",
+    "HostGuard",
+    "Limits",
+    "Lobby",
+    "Methods",
+    "NewGame",
+    "Work",
+    "WorkQueue",
+    "clip",
+    "create_app",
+    "deal_next",
+    "game_out",
+    "listen",
+    "loopback_hosts",
+    "play_move",
+    "query_position",
+    "serve",
+    "start_game",
+    "timed_protocol",
+]
