@@ -6,12 +6,15 @@ answer; a new hand when one ends), asks the search for a move in a fresh
 deal (``POST /api/agent-action``), or reads the view of one game that client
 0 plays against the search (then waits 0.2 s). The search is the heaviest
 one the default caps allow (:data:`SEARCH`). A 429 or 503 answer's
-``Retry-After`` is honoured (at most 4 s, under uvicorn's keep-alive timeout). Meanwhile a probe, in its own
-process so that the load's threads do not slow its clock, sends one cheap
+``Retry-After`` is honoured (at most 4 s, under uvicorn's keep-alive
+timeout). Meanwhile a probe, in its own process so that the load's threads
+do not slow its clock, sends one cheap
 request every 50 ms: ``GET /api/rules``, ``GET /api/agents`` and the view of
 a game whose agent is searching, in turn.
 
-It reports each cheap route's median, p99 and maximum latency, and the
+The probe first runs alone for 10 s (``cheap_idle``: the latency the
+machine gives without searches, as loaded as it is by others). It reports
+each cheap route's median, p99 and maximum latency under the load, and the
 searching requests' statuses, median and longest wait against the server's
 time limit (``--max-seconds``, 10 s by default). It only talks to 127.0.0.1,
 sends a bounded number of requests and stops by itself.
@@ -36,6 +39,8 @@ from tonk_env.engine import make_rules, new_game, to_record
 SEARCH = "search:ismcts?budget=1000&drop_samples=2000&candidates=3&takes=all"
 #: Seconds between two probe requests.
 PROBE_EVERY = 0.05
+#: Seconds the probe runs alone first (the machine's own latency, without searches).
+IDLE_SECONDS = 10.0
 #: The server's time limit per request (tonk serve --max-seconds default).
 LIMIT_S = 10.0
 
@@ -155,9 +160,13 @@ def run_search_load(clients: int, seconds: float, seed: int, as_json: bool) -> i
         wait_ready(url)
         with httpx.Client(base_url=url, timeout=120) as c:
             watched = c.post("/api/games", json={"agents": [SEARCH], "seed": seed}).json()["game_id"]
-        load = Load(url, watched, seconds, seed)
         ctx = mp.get_context("fork")
         out = ctx.Queue()
+        prober = ctx.Process(target=probe, args=(url, watched, IDLE_SECONDS, out))
+        prober.start()  # first alone: the cheap routes on this machine as loaded as it is, without searches
+        idle = out.get(timeout=IDLE_SECONDS + 300)
+        prober.join()
+        load = Load(url, watched, seconds, seed)
         prober = ctx.Process(target=probe, args=(url, watched, seconds, out))
         prober.start()
         threads = [
@@ -181,6 +190,7 @@ def run_search_load(clients: int, seconds: float, seed: int, as_json: bool) -> i
     result = {
         "search_clients": clients,
         "seconds": seconds,
+        "cheap_idle": summary([x for xs in idle["times"].values() for x in xs]),
         "cheap_routes": cheap,
         "cheap_all": summary(every),
         "cheap_status": probed["status"],

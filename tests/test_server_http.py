@@ -19,6 +19,7 @@ with warnings.catch_warnings():  # starlette's TestClient warns about httpx on i
     from fastapi.testclient import TestClient
 
 from frontends.server import Limits, create_app, listen, loopback_hosts, timed_protocol  # noqa: E402
+from tonk_cli.main import main  # noqa: E402
 
 
 # -- Host ----------------------------------------------------------------------------------------------
@@ -132,3 +133,19 @@ def test_the_openapi_document_declares_every_status_and_the_error_shapes() -> No
     r = c.post("/api/games", json={"players": "two"})
     body: dict[str, Any] = r.json()
     assert r.status_code == 422 and set(body) == {"detail", "errors"} and isinstance(body["detail"], str)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--workers", "0"),
+        ("--max-client-work", "0"),
+        ("--max-client-games", "0"),
+        ("--header-seconds", "0"),
+        ("--body-seconds", "inf"),
+    ],
+)
+def test_serve_refuses_bad_capacity_flags(flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", flag, value]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -29,25 +29,34 @@ its spec and asks it; the agent sees only that seat's
 :class:`~tonk_env.engine.SeatInfo` (never the deck), but the caller sends the
 whole deal. Unseen cards in ``deck`` may be any consistent arrangement.
 
-Every bad request is answered 4xx with ``{"detail": "..."}`` and changes
-nothing: 400 illegal action, bad rules or agent spec, a parameter above a cap,
-a ``Host`` not allowed; 403 an agent file not allowed; 404 unknown or expired
-game; 409 not your turn / hand not over; 413 a body over the size limit; 422
-malformed JSON or fields; 429 too many live games. Moves are applied to a
-copy of the game that replaces it only when everything succeeded, so a 503
-(an agent's decision past the time limit, or the server shutting down) also
-changes nothing. Error messages quote input cut to about 100 characters.
+Every bad request is answered 4xx with ``{"detail": "..."}`` (a 422 adds
+``errors``) and changes nothing; every status is declared in
+``/openapi.json``. Moves are applied to a copy of the game that replaces it
+only when everything succeeded, so a 503 (an agent's decision past the time
+limit, a full queue, the server shutting down) also changes nothing. Error
+messages quote input cut to about 100 characters.
 
-Limits: at most ``max_games`` live games; a game unused for ``idle_timeout``
-seconds is dropped. Agents loaded from files (path kinds such as
-``ppo:PATH``, ``npz:PATH``, ``onnx:DIR``) are allowed only for the paths the
-server was started with (``--agents ppo:PATH``); any other path is refused
-with 403, whatever the parameters. Built-in agents (``random``,
-``heuristic:*``, ``search:*``) are always allowed within the caps of
-:class:`Limits`. The agents' work runs in a worker thread with a deadline
-(:class:`Work`); it is stopped when the client goes away or the server shuts
-down (SIGTERM: the running requests are answered 503 and the process exits
-within a few seconds). ``tonk serve`` binds to 127.0.0.1 unless told otherwise.
+The package, from the wire in:
+
+- :mod:`.run`: the socket, the Host names served by default, uvicorn with a
+  time limit on request headers;
+- :mod:`.middleware`: the Host guard, ``OPTIONS``/405 with a full ``Allow``,
+  the body's size, time and strict JSON;
+- :mod:`.routes` and :mod:`.models`: the routes and their bodies and errors;
+  the cheap routes answer on the event loop;
+- :mod:`.work`: the agents' worker threads, a bounded queue shared client by
+  client, and the stop of a request's work;
+- :mod:`.play`: what a request that makes agents work does;
+- :mod:`.lobby`: the live games, each client's share, eviction, the agent
+  allow-list;
+- :mod:`.limits`: every bound, a flag of ``tonk serve`` each.
+
+Agents loaded from files (path kinds such as ``ppo:PATH``, ``npz:PATH``,
+``onnx:DIR``) are allowed only for the paths the server was started with
+(``--agents ppo:PATH``); any other path is refused with 403. Built-in agents
+(``random``, ``heuristic:*``, ``search:*``) are always allowed within the
+caps of :class:`Limits`. ``tonk serve`` binds to 127.0.0.1 unless told
+otherwise.
 """
 
 from __future__ import annotations

@@ -49,9 +49,12 @@ def parse_action(s: GameState, action: str | int, max_text: int = MAX_TEXT) -> i
 
 
 def _score_if_over(table: Table, s: GameState) -> None:
-    """Add the hand's payoffs to the table's score once it is over."""
+    """Add the hand's payoffs to the table's score once it is over (400 if the rules' payouts overflow)."""
     if s.phase == OVER:
-        table.score(s)
+        try:
+            table.score(s)
+        except (ValueError, OverflowError) as e:
+            raise HTTPException(400, f"cannot score the hand: {clip(str(e), 300)}") from None
 
 
 def new_rules(body: NewGame) -> TonkRules:
@@ -110,10 +113,7 @@ def play_move(game: Game, body: ActionIn, work: Work | None = None) -> None:
     s.play(a)
     with work.using(game.table.agents.values()):
         moves = game.table.run_agents(s, seconds=work.seconds_left())
-    try:
-        _score_if_over(game.table, s)
-    except (ValueError, OverflowError) as e:
-        raise HTTPException(400, clip(str(e), 300)) from None
+    _score_if_over(game.table, s)
     game.state = s
     game.log += [mine, *moves]
     game.last_moves = moves

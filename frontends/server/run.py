@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,6 +138,9 @@ def serve(
             lobby.closing.set()
             super().handle_exit(sig, frame)
 
+    # hand the GIL from the agent workers to the event loop within a millisecond, not the default 5:
+    # the cheap routes wait for it a few times per request
+    sys.setswitchinterval(0.001)
     above_table()  # the search's odds table, built once: now, not in a request no deadline can stop
     sock = listen(host, port)
     port = sock.getsockname()[1]
