@@ -178,3 +178,34 @@ def test_one_client_holds_at_most_its_share_of_the_lobby() -> None:
     mine[0].used -= FRESH_SECONDS + 1  # never played and idle: the client's own game makes room
     assert c.post("/api/games", json={"agents": ["random"]}).status_code == 201
     assert mine[0].gid not in app.state.lobby.games and mine[1].gid in app.state.lobby.games
+
+
+# -- the agents' own process (what tonk serve runs) --------------------------------------------------
+def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit() -> None:
+    caps = Limits(max_budget=100_000, max_samples=100_000, max_candidates=10, max_seconds=3)
+    app = create_app(limits=caps, isolate=True)
+    try:
+        c = TestClient(app)
+        made = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3})
+        assert made.status_code == 201, made.text
+        game = made.json()
+        gid = game["game_id"]
+        for _ in range(400):
+            if game["over"]:
+                break
+            legal = game["view"]["legal_actions"]
+            r = c.post(f"/api/games/{gid}/actions", json={"action": "drop" if "drop" in legal else legal[-1]})
+            assert r.status_code == 200, r.text
+            game = r.json()
+        assert game["over"] and c.get(f"/api/games/{gid}/record").json()["deck"]
+        assert c.post(f"/api/games/{gid}/next").json()["hand_number"] == 2
+        assert c.post(f"/api/games/{gid}/actions", json={"action": "x 99"}).status_code == 400
+        assert c.post("/api/agent-action", json=_query()).status_code == 200
+        slow = {**_query(), "agent": "search:ismcts?budget=20000&drop_samples=20000&candidates=10&takes=all"}
+        r = c.post("/api/agent-action", json=slow)  # tens of seconds of search: stopped in the child
+        assert r.status_code == 503 and "--max-seconds" in r.json()["detail"], r.text
+        assert c.delete(f"/api/games/{gid}").status_code == 204
+        assert c.post(f"/api/games/{gid}/next").status_code == 404
+    finally:
+        app.state.desk.close()
+    assert not app.state.desk._process.is_alive()

@@ -46,7 +46,9 @@ The package, from the wire in:
   the cheap routes answer on the event loop;
 - :mod:`.work`: the agents' worker threads, a bounded queue shared client by
   client, and the stop of a request's work;
-- :mod:`.play`: what a request that makes agents work does;
+- :mod:`.play`: the desk: the games' tables and agents, and what a request
+  that makes agents work does; :mod:`.child`: the desk in a process of its
+  own (what ``tonk serve`` runs), so the searches never hold up the server;
 - :mod:`.lobby`: the live games, each client's share, eviction, the agent
   allow-list;
 - :mod:`.limits`: every bound, a flag of ``tonk serve`` each.
@@ -62,11 +64,12 @@ otherwise.
 from __future__ import annotations
 
 from .app import create_app
+from .child import ChildDesk
 from .limits import MAX_SEED, MAX_TEXT, Limits, clip
-from .lobby import FRESH_SECONDS, Game, Lobby, game_out
+from .lobby import FRESH_SECONDS, Game, Lobby
 from .middleware import BodyGuard, HostGuard, Methods
 from .models import ActionIn, AgentQuery, NewGame
-from .play import deal_next, play_move, query_position, start_game
+from .play import Desk, TableGame, query_position
 from .run import listen, loopback_hosts, serve, timed_protocol
 from .work import Busy, Work, WorkQueue
 
@@ -78,23 +81,22 @@ __all__ = [
     "AgentQuery",
     "BodyGuard",
     "Busy",
+    "ChildDesk",
+    "Desk",
     "Game",
     "HostGuard",
     "Limits",
     "Lobby",
     "Methods",
     "NewGame",
+    "TableGame",
     "Work",
     "WorkQueue",
     "clip",
     "create_app",
-    "deal_next",
-    "game_out",
     "listen",
     "loopback_hosts",
-    "play_move",
     "query_position",
     "serve",
-    "start_game",
     "timed_protocol",
 ]

@@ -14,9 +14,11 @@ from fastapi.responses import JSONResponse
 
 from tonk_env.agent import DecisionTimeout
 
+from .child import ChildDesk
 from .limits import MAX_TEXT, Limits, clip
 from .lobby import Lobby
 from .middleware import BodyGuard, HostGuard, Methods
+from .play import Desk, DeskLike
 from .routes import add_agent_route, add_catalog_routes, add_game_routes, add_page_route
 from .work import WorkQueue
 
@@ -74,16 +76,21 @@ def create_app(
     idle_timeout: float = 3600.0,
     limits: Limits | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    isolate: bool = False,
 ) -> FastAPI:
     """The FastAPI app of ``tonk serve`` (``agents``: offered specs; path kinds form the allow-list).
 
     ``limits`` bound each request's work, time and size and each client's
     share; ``allowed_hosts`` (when given) is the allow-list of ``Host`` names
     besides IP addresses (``tonk serve`` always gives one: see
-    :func:`~.run.default_hosts`).
+    :func:`~.run.loopback_hosts`). With ``isolate``, the games' tables and
+    agents live in a child process (:mod:`.child`; ``tonk serve`` does this;
+    ``app.state.desk.close()`` ends it), else in this one.
     """
     limits = limits or Limits()
-    lobby = Lobby(agents, max_games, idle_timeout, limits)
+    lobby = Lobby(agents, max_games, idle_timeout, limits)  # checks the flags and the agent files first
+    desk: DeskLike = ChildDesk(limits.workers) if isolate else Desk(limits.workers)
+    lobby.on_drop = desk.drop
     queue = WorkQueue(limits.workers, limits.max_queue, limits.max_client_work, limits.max_seconds)
     app = FastAPI(
         title="Tonk RL",
@@ -93,6 +100,7 @@ def create_app(
     )
     app.state.lobby = lobby
     app.state.queue = queue
+    app.state.desk = desk
     # the last added runs first: Host, then methods, then the body
     app.add_middleware(BodyGuard, max_body=limits.max_body, body_seconds=limits.body_seconds)
     app.add_middleware(Methods, routes=app.router.routes)
@@ -102,6 +110,6 @@ def create_app(
     app.exception_handler(DecisionTimeout)(_timed_out)
     add_page_route(app.router)
     add_catalog_routes(app.router, lobby)
-    add_game_routes(app.router, lobby, queue)
-    add_agent_route(app.router, lobby, queue)
+    add_game_routes(app.router, lobby, queue, desk)
+    add_agent_route(app.router, lobby, queue, desk)
     return app

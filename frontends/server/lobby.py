@@ -12,8 +12,10 @@ so a burst of creates that nobody plays fills the lobby for about a minute,
 not for the whole idle timeout. A refusal is a 429 with ``Retry-After``:
 when the next game could be evicted.
 
-A game's answer to its person (:func:`game_out`) is published when a
-request's work commits, so views read it without waiting for the agents.
+The lobby keeps of each game what the cheap routes serve: the answer its
+last committed request published (the person's view) and the finished
+hand's record; the tables and agents are at the :class:`~.play.Desk`, which
+the lobby tells when a game goes (``on_drop``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,18 +31,12 @@ from typing import Any
 from fastapi import HTTPException
 
 from agents.registry import AgentEntry, KindEntry, lookup, make_agent, resolve_params
-from tonk_env.engine import OVER, GameState, IllegalActionError, view
-from tonk_env.play import decide, start_hand
 
-from ..table import Move, Table, describe_result
 from .limits import Limits, clip
-from .work import Work
 
 DEFAULT_AGENTS = ("heuristic:expert", "heuristic:greedy", "heuristic:fast", "random", "search:ismcts")
 #: Seconds a never-played game is kept for sure when the lobby is full.
 FRESH_SECONDS = 60.0
-#: Agent specs whose instances ``Lobby.ask`` keeps (the most recently used).
-CACHED_SPECS = 16
 
 
 class Refused(HTTPException):
@@ -53,50 +48,38 @@ class Refused(HTTPException):
 
 @dataclass
 class Game:
-    """A live game: a table, the current hand and its public log."""
+    """A live game as the lobby serves it: its last published answer and the finished hand's record."""
 
     gid: str
-    table: Table
     seat: int
-    state: GameState
-    log: list[Move] = field(default_factory=list)
-    last_moves: list[Move] = field(default_factory=list)
-    client: str = ""
+    client: str
+    out: dict[str, Any]  # the person's view, as the last committed request left it
+    record: dict[str, Any] | None = None  # the finished hand's record (None while a hand runs)
     played: bool = False  # a move or a deal since the game was made
     used: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    out: dict[str, Any] = field(default_factory=dict)  # the published answer (game_out)
 
-    def publish(self) -> None:
-        """Publish the game's answer to its person (after a request's work is committed)."""
-        self.out = game_out(self)
+    def publish(self, answer: dict[str, Any], played: bool = True) -> dict[str, Any]:
+        """Take a desk's answer for this game; return the person's view."""
+        self.out, self.record = answer["out"], answer["record"]
+        self.played = self.played or played
+        return self.out
 
-
-def game_out(game: Game) -> dict[str, Any]:
-    """The JSON answer describing a game to its person."""
-    s = game.state
-    t = game.table
-    names = ["you" if p == game.seat else f"seat {p}" for p in range(s.n)]
-    return {
-        "game_id": game.gid,
-        "seat": game.seat,
-        "hand_number": t.hands_dealt,
-        "hands_played": t.hands_played,
-        "scores": list(t.scores),
-        "agents": {str(p): spec for p, spec in t.specs.items()},
-        "over": s.phase == OVER,
-        "summary": describe_result(s, names) if s.phase == OVER else None,
-        "moves": [[m.seat, m.text] for m in game.last_moves],
-        "log": [[m.seat, m.text] for m in game.log],
-        "view": view(s, game.seat),
-    }
+    @property
+    def over(self) -> bool:
+        """Whether the current hand is over."""
+        return bool(self.out.get("over"))
 
 
 class Lobby:
     """The live games, their limits and the agent allow-list."""
 
     def __init__(
-        self, agents: Sequence[str], max_games: int, idle_timeout: float, limits: Limits | None = None
+        self,
+        agents: Sequence[str],
+        max_games: int,
+        idle_timeout: float,
+        limits: Limits | None = None,
+        on_drop: Callable[[str], None] = lambda gid: None,
     ) -> None:
         if isinstance(max_games, bool) or not isinstance(max_games, int) or max_games < 1:
             raise ValueError(f"--max-games must be at least 1, got {max_games}")
@@ -122,8 +105,7 @@ class Lobby:
         self.offered = list(dict.fromkeys([*offered, *DEFAULT_AGENTS]))
         self.games: dict[str, Game] = {}
         self.lock = threading.Lock()
-        self._agents: OrderedDict[str, list[Any]] = OrderedDict()  # spec -> idle instances
-        self._agent_lock = threading.Lock()
+        self.on_drop = on_drop
         #: Set when the server starts shutting down: running work stops, new work is refused (503).
         self.closing = threading.Event()
 
@@ -160,8 +142,11 @@ class Lobby:
         """Drop games idle for longer than the timeout."""
         now = time.monotonic()
         with self.lock:
-            for gid in [g for g, game in self.games.items() if now - game.used > self.idle_timeout]:
+            gone = [g for g, game in self.games.items() if now - game.used > self.idle_timeout]
+            for gid in gone:
                 del self.games[gid]
+        for gid in gone:
+            self.on_drop(gid)
 
     def get(self, gid: str) -> Game:
         """The live game ``gid`` (404 if unknown or expired)."""
@@ -182,6 +167,7 @@ class Lobby:
         self.get(gid)
         with self.lock:
             self.games.pop(gid, None)
+        self.on_drop(gid)
 
     def make_room(self, client: str) -> None:
         """Make room for a new game of ``client`` (evicting if need be), or raise a 429 with Retry-After."""
@@ -211,7 +197,9 @@ class Lobby:
         idle = [g for g in games if not g.played and now - g.used >= FRESH_SECONDS]
         if not idle:
             return False
-        del self.games[min(idle, key=lambda g: g.used).gid]
+        gid = min(idle, key=lambda g: g.used).gid
+        del self.games[gid]
+        self.on_drop(gid)
         return True
 
     def _soonest(self, games: list[Game], now: float) -> int:
@@ -224,33 +212,3 @@ class Lobby:
         self.make_room(game.client)
         with self.lock:
             self.games[game.gid] = game
-
-    # -- stateless queries ----------------------------------------------------------------------------
-    def ask(self, spec: str, s: GameState, seed: int | None, work: Work | None = None) -> int:
-        """The action agent ``spec`` chooses as the seat to act in ``s`` (stateless queries).
-
-        Each request gets an instance of its own (idle ones of the 16 most recent specs
-        are kept for reuse); ``seed`` reseeds it first, so an answer depends only on the request.
-        """
-        work = work or Work()
-        with self._agent_lock:
-            idle = self._agents.pop(spec, [])
-            agent = idle.pop() if idle else None
-            self._agents[spec] = idle
-            while len(self._agents) > CACHED_SPECS:
-                self._agents.popitem(last=False)
-        if agent is None:
-            agent = make_agent(spec, seed=0)
-        seat = s.cur
-        try:
-            with work.using([agent]):
-                start_hand({seat: agent}, s.n, s.rules, {seat: 0 if seed is None else seed})
-                deadline = work.deadline if work.deadline < math.inf else None
-                return decide(agent, s, lambda _: f"agent {spec}", deadline)
-        except IllegalActionError as e:
-            raise HTTPException(500, str(e)) from None
-        finally:
-            with self._agent_lock:
-                pool = self._agents.setdefault(spec, [])
-                if len(pool) < self.limits.workers:
-                    pool.append(agent)

@@ -11,6 +11,7 @@ arrival, its client's presence and the server's shutdown.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +22,11 @@ from fastapi.responses import HTMLResponse, Response
 
 from agents.registry import describe_agents
 from tonk_env.agent import DecisionTimeout
-from tonk_env.engine import OPTION_NAMES, OVER, PRESETS, TonkRules, to_record
+from tonk_env.engine import OPTION_NAMES, PRESETS, TonkRules
 
-from .limits import clip
-from .lobby import Lobby, Refused
+from .lobby import Game, Lobby, Refused
 from .models import ActionIn, AgentQuery, NewGame, responses
-from .play import check_new_game, deal_next, play_move, query_position, start_game
+from .play import DeskLike, new_rules, query_position
 from .work import Busy, Work, WorkQueue
 
 PAGE = Path(__file__).parent.parent / "static" / "index.html"
@@ -122,7 +122,16 @@ def add_catalog_routes(router: APIRouter, lobby: Lobby) -> None:
         return rules
 
 
-def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
+def check_new_game(lobby: Lobby, body: NewGame, client: str) -> TonkRules:
+    """Everything about a new game that can be checked without the agents (4xx if bad)."""
+    lobby.make_room(client)
+    rules = new_rules(body)
+    for spec in body.agents or [lobby.offered[0]]:
+        lobby.check_agent(spec)
+    return rules
+
+
+def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue, desk: DeskLike) -> None:
     """``/api/games``: start, view, play, deal, record and end the lobby's games."""
     limits = lobby.limits.describe()
 
@@ -135,8 +144,24 @@ def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
     )
     async def new_game(body: NewGame, request: Request) -> dict[str, Any]:
         client = client_of(request)
-        check_new_game(lobby, body, client)  # at once: the lobby's room, the rules, the agents
-        game = await run_work(request, lobby, queue, lambda work: start_game(lobby, body, work, client))
+        rules = check_new_game(lobby, body, client)  # at once: the lobby's room, the rules, the agents
+        gid = secrets.token_urlsafe(12)
+        cmd = {
+            "op": "new",
+            "gid": gid,
+            "rules": rules,
+            "players": body.players,
+            "seat": body.seat,
+            "specs": body.agents or [lobby.offered[0]],
+            "seed": body.seed,
+        }
+        try:
+            answer = await run_work(request, lobby, queue, lambda w: desk.run(cmd, w))
+            game = Game(gid, body.seat, client, answer["out"], answer["record"])
+            lobby.add(game)
+        except BaseException:
+            desk.drop(gid)  # the desk may have seated it (or may still): it is nobody's
+            raise
         return game.out
 
     @router.get("/api/games/{gid}", summary="your seat's view of a game", responses=responses(404, 422))
@@ -151,13 +176,9 @@ def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
     )
     async def post_action(gid: str, body: ActionIn, request: Request) -> dict[str, Any]:
         game = lobby.get(gid)
-
-        def work(w: Work) -> dict[str, Any]:
-            with game.lock:
-                play_move(game, body, w)
-                return game.out
-
-        return await run_work(request, lobby, queue, work, key=gid)
+        cmd = {"op": "move", "gid": gid, "action": body.action, "seat": body.seat}
+        answer = await run_work(request, lobby, queue, lambda w: desk.run(cmd, w), key=gid)
+        return game.publish(answer)
 
     @router.post(
         "/api/games/{gid}/next",
@@ -167,15 +188,11 @@ def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
     )
     async def next_hand(gid: str, request: Request) -> dict[str, Any]:
         game = lobby.get(gid)
-        if game.state.phase != OVER:
+        if not game.over:
             raise HTTPException(409, "the hand is not over yet")
-
-        def work(w: Work) -> dict[str, Any]:
-            with game.lock:
-                deal_next(game, w)
-                return game.out
-
-        return await run_work(request, lobby, queue, work, key=gid)
+        cmd = {"op": "next", "gid": gid}
+        answer = await run_work(request, lobby, queue, lambda w: desk.run(cmd, w), key=gid)
+        return game.publish(answer)
 
     @router.get(
         "/api/games/{gid}/record",
@@ -183,10 +200,10 @@ def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
         responses=responses(404, 409, 422),
     )
     async def get_record(gid: str) -> dict[str, Any]:
-        s = lobby.get(gid).state
-        if s.phase != OVER:
+        game = lobby.get(gid)
+        if not game.over or game.record is None:
             raise HTTPException(409, "the record holds the deck: it is served once the hand is over")
-        return to_record(s)
+        return game.record
 
     @router.delete("/api/games/{gid}", status_code=204, summary="end a game", responses=responses(404, 422))
     async def delete_game(gid: str) -> Response:
@@ -194,7 +211,7 @@ def add_game_routes(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
         return Response(status_code=204)
 
 
-def add_agent_route(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
+def add_agent_route(router: APIRouter, lobby: Lobby, queue: WorkQueue, desk: DeskLike) -> None:
     """``POST /api/agent-action``: an agent's move in any position, with no game kept."""
 
     @router.post(
@@ -205,14 +222,8 @@ def add_agent_route(router: APIRouter, lobby: Lobby, queue: WorkQueue) -> None:
     )
     async def agent_action(body: AgentQuery, request: Request) -> dict[str, Any]:
         lobby.check_agent(body.agent)
-        s = query_position(body)
-        seat = s.cur
-
-        def work(w: Work) -> int:
-            try:
-                return lobby.ask(body.agent, s, body.seed, w)
-            except ValueError as e:
-                raise HTTPException(400, clip(str(e), 300)) from None
-
-        a = await run_work(request, lobby, queue, work)
-        return {"seat": seat, "action": s.table.name(a), "action_id": a}
+        s = query_position(body)  # at once: 400/409 for a record that does not replay or has no move
+        cmd = {"op": "ask", "spec": body.agent, "record": body.record, "seed": body.seed}
+        answer = await run_work(request, lobby, queue, lambda w: desk.run(cmd, w))
+        a = int(answer["action"])
+        return {"seat": s.cur, "action": s.table.name(a), "action_id": a}

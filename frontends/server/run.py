@@ -13,15 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
-
-from tonk_env.odds import above_table
 
 from .app import create_app
 from .limits import Limits
@@ -127,7 +124,12 @@ def serve(
     limits = limits or Limits()
     hosts = sorted({*loopback_hosts(host), *allowed_hosts})
     app = create_app(
-        agents, max_games=max_games, idle_timeout=idle_timeout, limits=limits, allowed_hosts=hosts
+        agents,
+        max_games=max_games,
+        idle_timeout=idle_timeout,
+        limits=limits,
+        allowed_hosts=hosts,
+        isolate=True,
     )
     lobby: Lobby = app.state.lobby
 
@@ -138,10 +140,6 @@ def serve(
             lobby.closing.set()
             super().handle_exit(sig, frame)
 
-    # hand the GIL from the agent workers to the event loop within a millisecond, not the default 5:
-    # the cheap routes wait for it a few times per request
-    sys.setswitchinterval(0.001)
-    above_table()  # the search's odds table, built once: now, not in a request no deadline can stop
     sock = listen(host, port)
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
@@ -160,3 +158,4 @@ def serve(
         Server(config).run(sockets=[sock])
     finally:
         app.state.queue.close()
+        app.state.desk.close()

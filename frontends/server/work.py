@@ -59,7 +59,13 @@ class Work:
         self.reason: str | None = None
         self.deadline = deadline
         self._agents: list[Any] = []
+        self._listeners: list[Callable[[str], None]] = []
         self._lock = threading.Lock()
+
+    def on_stop(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(reason)`` at every :meth:`stop` (how a stop reaches a desk in another process)."""
+        with self._lock:
+            self._listeners.append(listener)
 
     def seconds_left(self) -> float:
         """Seconds until the deadline (0 when past it)."""
@@ -86,6 +92,9 @@ class Work:
             self.reason = self.reason or reason
             for agent in self._agents:
                 agent.deadline = -math.inf
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(self.reason)
 
 
 @dataclass(eq=False)
