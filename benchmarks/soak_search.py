@@ -1,8 +1,10 @@
 """The cheap routes of ``tonk serve`` under search load (``soak_server.py --search-clients N``).
 
-N client threads drive searches for a fixed time, each in turn: it plays its
-own game against the search (a move, then the agent searches for its
-answer; a new hand when one ends), asks the search for a move in a fresh
+N client threads, each from an address of its own (127.0.0.2, 127.0.0.3,
+...: the server tells clients apart by address), drive searches for a
+fixed time, each in turn: it plays its own game against the search (a
+move, then the agent searches for its answer; a new hand when one ends),
+asks the search for a move in a fresh
 deal (``POST /api/agent-action``), or reads the view of one game that client
 0 plays against the search (then waits 0.2 s). The search is the heaviest
 one the default caps allow (:data:`SEARCH`). A 429 or 503 answer's
@@ -123,7 +125,8 @@ class Load:
     def client(self, k: int, gid: str | None) -> None:
         """Drive searches until the time is up: moves in a game against the search, and queries."""
         rng = random.Random(f"{self.seed}:{k}")
-        with httpx.Client(base_url=self.url, timeout=120) as c:
+        own = httpx.HTTPTransport(local_address=f"127.0.0.{2 + k}")  # a client of its own to the server
+        with httpx.Client(base_url=self.url, timeout=120, transport=own) as c:
             while time.monotonic() < self.end:
                 turn = rng.random()
                 if turn < 1 / 3:
@@ -155,6 +158,8 @@ class Load:
 
 def run_search_load(clients: int, seconds: float, seed: int, as_json: bool) -> int:
     """Run the search-load measurement and print it; exit status 1 if a request got a 5xx other than 503."""
+    if not 1 <= clients <= 250:
+        raise SystemExit("--search-clients must be 1..250 (one loopback address each)")
     url, server = start_server()
     try:
         wait_ready(url)

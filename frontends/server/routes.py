@@ -4,8 +4,9 @@ Cheap routes (the page, rules, agents, a game's view, its record, ending
 it) never wait for an agent: a view is the answer the game's last committed
 request published. The others check what they can at once (4xx), then hand
 the agents' work to the :class:`~.work.WorkQueue` and watch it
-(:func:`run_work`): until its deadline, ``max_seconds`` from the request's
-arrival, its client's presence and the server's shutdown.
+(:func:`run_work`): until its deadline (``max_seconds`` from the request's
+arrival, less :data:`ANSWER_SECONDS` to answer in time), its client's
+presence and the server's shutdown.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from .work import Busy, Work, WorkQueue
 PAGE = Path(__file__).parent.parent / "static" / "index.html"
 #: Seconds between two looks at a running request (client gone? past its deadline? shutting down?).
 WATCH_SECONDS = 0.1
+#: Seconds before the time limit at which a request's work stops, to leave time to answer within it.
+ANSWER_SECONDS = 0.25
 SHUTTING_DOWN = "the server is shutting down"
 CLIENT_GONE = "the client went away"
 T = TypeVar("T")
@@ -55,7 +58,7 @@ async def run_work(
     arrived = request.scope.get("tonk.arrived", time.monotonic())
     if lobby.closing.is_set():
         raise Refused(503, f"{SHUTTING_DOWN}; nothing was changed", 1)
-    work = Work(arrived + lobby.limits.max_seconds)
+    work = Work(arrived + max(0.0, lobby.limits.max_seconds - ANSWER_SECONDS))
     try:
         job = queue.submit(client_of(request), key, lambda: fn(work))
     except Busy as e:
@@ -63,11 +66,11 @@ async def run_work(
     task = asyncio.wrap_future(job.future)
     try:
         while not task.done():
-            await asyncio.wait({task}, timeout=WATCH_SECONDS)
+            await asyncio.wait({task}, timeout=max(0.0, min(WATCH_SECONDS, work.deadline - time.monotonic())))
             if task.done():
                 break
             reason = SHUTTING_DOWN if lobby.closing.is_set() else work.reason
-            if reason is None and time.monotonic() > work.deadline:
+            if reason is None and time.monotonic() >= work.deadline:
                 reason = f"past the time limit of {lobby.limits.max_seconds:g} s (tonk serve --max-seconds)"
             if reason is None and await request.is_disconnected():
                 reason = CLIENT_GONE

@@ -123,14 +123,19 @@ def serve(
         raise ValueError(f"--port must be 0..65535, got {port}")
     limits = limits or Limits()
     hosts = sorted({*loopback_hosts(host), *allowed_hosts})
-    app = create_app(
-        agents,
-        max_games=max_games,
-        idle_timeout=idle_timeout,
-        limits=limits,
-        allowed_hosts=hosts,
-        isolate=True,
-    )
+    sock = listen(host, port)
+    try:  # the agents' process starts last: nothing is left running when a flag or a file is refused
+        app = create_app(
+            agents,
+            max_games=max_games,
+            idle_timeout=idle_timeout,
+            limits=limits,
+            allowed_hosts=hosts,
+            isolate=True,
+        )
+    except BaseException:
+        sock.close()
+        raise
     lobby: Lobby = app.state.lobby
 
     class Server(uvicorn.Server):
@@ -140,7 +145,6 @@ def serve(
             lobby.closing.set()
             super().handle_exit(sig, frame)
 
-    sock = listen(host, port)
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     print(
