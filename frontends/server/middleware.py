@@ -211,7 +211,7 @@ class BodyGuard:
             if len(body) > self.max_body:
                 await self._too_large(send)
                 return
-        scope["tonk.arrived"] = time.monotonic()  # the request is in: its time limit starts now
+        scope.setdefault("tonk.arrived", time.monotonic())  # its headers' arrival, if the server said
         if body and is_json(scope):
             problem = json_problem(body)
             if problem is not None:

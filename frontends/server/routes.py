@@ -34,7 +34,7 @@ PAGE = Path(__file__).parent.parent / "static" / "index.html"
 #: Seconds between two looks at a running request (client gone? past its deadline? shutting down?).
 WATCH_SECONDS = 0.1
 #: Seconds before the time limit at which a request's work stops, to leave time to answer within it.
-ANSWER_SECONDS = 0.25
+ANSWER_SECONDS = 0.5
 SHUTTING_DOWN = "the server is shutting down"
 CLIENT_GONE = "the client went away"
 T = TypeVar("T")

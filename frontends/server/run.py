@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -98,6 +99,8 @@ def timed_protocol(header_seconds: float) -> type[asyncio.Protocol]:
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             if self.conn.their_state is not h11.IDLE:  # the headers are in
+                if self.scope is not None:  # the request's time limit counts from now (routes.run_work)
+                    cast(dict, self.scope).setdefault("tonk.arrived", time.monotonic())
                 self._disarm()
             elif self._header_timer is None and not self.transport.is_closing():
                 self._arm()  # part of the next request's headers on a kept-alive connection
