@@ -89,7 +89,7 @@ def create_app(
     """
     limits = limits or Limits()
     lobby = Lobby(agents, max_games, idle_timeout, limits)  # checks the flags and the agent files first
-    desk: DeskLike = ChildDesk(limits.workers) if isolate else Desk(limits.workers)
+    desk: DeskLike = ChildDesk(limits.workers, lobby.offered) if isolate else Desk(limits.workers)
     lobby.on_drop = desk.drop
     queue = WorkQueue(limits.workers, limits.max_queue, limits.max_client_work, limits.max_seconds)
     app = FastAPI(

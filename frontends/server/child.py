@@ -22,12 +22,14 @@ import itertools
 import multiprocessing as mp
 import signal
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any
 
 from fastapi import HTTPException
 
+from agents.registry import make_agent
 from tonk_env.agent import DecisionTimeout
 from tonk_env.odds import above_table
 
@@ -38,10 +40,15 @@ from .work import Work
 START_SECONDS = 120.0
 
 
-def _serve_desk(conn: Connection, workers: int) -> None:
+def _serve_desk(conn: Connection, workers: int, warm: list[str]) -> None:
     """The child's main loop: run commands on threads, route stops to their work, end at EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the server stops us
     above_table()  # built once now, not in a request no deadline can stop
+    for spec in warm:  # import what the offered agents need now, not within a request's time limit
+        try:
+            make_agent(spec)
+        except Exception:  # the lobby has checked them; a spec that fails here fails in its request
+            pass
     desk = Desk(workers)
     works: dict[int, Work] = {}
     lock = threading.Lock()
@@ -89,11 +96,11 @@ def _serve_desk(conn: Connection, workers: int) -> None:
 class ChildDesk:
     """A desk in a child process, with the desk's interface (``run``, ``drop``, ``close``)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, warm: Sequence[str] = ()) -> None:
         ctx = mp.get_context("spawn")  # never fork a process that runs threads and an event loop
         self._conn, child = ctx.Pipe()
         self._process = ctx.Process(
-            target=_serve_desk, args=(child, workers), name="tonk-agents", daemon=True
+            target=_serve_desk, args=(child, workers, list(warm)), name="tonk-agents", daemon=True
         )
         self._process.start()
         child.close()
