@@ -33,7 +33,7 @@ from .work import Busy, Work, WorkQueue
 PAGE = Path(__file__).parent.parent / "static" / "index.html"
 #: Seconds between two looks at a running request (client gone? past its deadline? shutting down?).
 WATCH_SECONDS = 0.1
-#: Seconds before the time limit at which a request's work stops, to leave time to answer within it.
+#: Seconds before the time limit (a tenth of it at most) at which a request's work stops, to answer in time.
 ANSWER_SECONDS = 0.5
 SHUTTING_DOWN = "the server is shutting down"
 CLIENT_GONE = "the client went away"
@@ -58,7 +58,8 @@ async def run_work(
     arrived = request.scope.get("tonk.arrived", time.monotonic())
     if lobby.closing.is_set():
         raise Refused(503, f"{SHUTTING_DOWN}; nothing was changed", 1)
-    work = Work(arrived + max(0.0, lobby.limits.max_seconds - ANSWER_SECONDS))
+    limit = lobby.limits.max_seconds
+    work = Work(arrived + limit - min(ANSWER_SECONDS, limit / 10))
     try:
         job = queue.submit(client_of(request), key, lambda: fn(work))
     except Busy as e:
