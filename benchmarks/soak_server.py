@@ -1,8 +1,10 @@
 """A bounded soak of ``tonk serve``: many requests from concurrent clients, valid and invalid mixed.
 
     python benchmarks/soak_server.py [--requests 10000] [--clients 20] [--seed 0] [--json]
+    python benchmarks/soak_server.py --search-clients 45 [--seconds 60] [--json]
 
-It starts ``tonk serve`` on a free loopback port, then ``--clients`` threads
+It starts ``tonk serve`` (``python -m tonk_cli.main serve``, so ``PYTHONPATH``
+chooses the code served) on a free loopback port, then ``--clients`` threads
 send ``--requests`` requests in all: new games, legal moves (from the game's
 own ``legal_actions``), illegal and malformed moves, next hands, records,
 agent queries, unknown games, oversized and malformed bodies. At the end it
@@ -14,8 +16,18 @@ checks that
   counts add up to 52 cards with the stock, pile and table),
 - the server's memory (RSS from ``/proc``) at the end, against after warm-up,
 
-and prints the figures (``--json`` for a machine-readable line). It only
-talks to 127.0.0.1 and stops by itself.
+and prints the figures (``--json`` for a machine-readable line).
+
+With ``--search-clients N`` it measures instead the cheap routes under search
+load (:mod:`soak_search`): N client threads drive searches for ``--seconds``
+(new games and moves against ``search:ismcts``, stateless ``search:ismcts``
+queries; a 429/503 answer's ``Retry-After`` is honoured), while a probe in
+its own process reads ``GET /api/rules``, ``GET /api/agents`` and the view of
+a game whose agent is searching, one request every 50 ms. It prints each
+cheap route's median, p99 and maximum latency, and the searching requests'
+statuses and longest wait against the server's time limit.
+
+It only talks to 127.0.0.1 and stops by itself.
 """
 
 from __future__ import annotations
@@ -50,6 +62,30 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return -1
+
+
+def start_server(*flags: str) -> tuple[str, subprocess.Popen[bytes]]:
+    """``tonk serve`` on a free loopback port (the code ``PYTHONPATH`` names): its URL and process."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tonk_cli.main", "serve", "--port", str(port), "--max-games", "200", *flags],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    return f"http://127.0.0.1:{port}", server
+
+
+def wait_ready(url: str, seconds: float = 180.0) -> None:
+    """Wait until the server answers (``seconds`` at most: a loaded machine starts it slowly)."""
+    end = time.monotonic() + seconds
+    with httpx.Client(base_url=url, timeout=30) as c:
+        while time.monotonic() < end:
+            try:
+                c.get("/api/rules")
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+    raise SystemExit(f"the server at {url} did not answer within {seconds:g} s")
 
 
 class Soak:
@@ -197,23 +233,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    tonk = str(Path(sys.executable).with_name("tonk"))
-    server = subprocess.Popen(
-        [tonk, "serve", "--port", str(port), "--max-games", "200"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    ap.add_argument(
+        "--search-clients", type=int, default=0, help="measure the cheap routes under N searching clients"
     )
+    ap.add_argument("--seconds", type=float, default=60.0, help="length of the search-load run")
+    args = ap.parse_args(argv)
+    if args.search_clients:
+        from soak_search import run_search_load  # noqa: PLC0415 - a sibling script, not a package
+
+        return run_search_load(args.search_clients, args.seconds, args.seed, args.json)
+    url, server = start_server()
     try:
+        wait_ready(url)
         with httpx.Client(base_url=url, timeout=30) as c:
-            for _ in range(300):
-                try:
-                    c.get("/api/rules")
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
             soak = Soak(url, args.seed)
             warm = random.Random(args.seed)
             for _ in range(100):

@@ -67,6 +67,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_candidates=args.max_candidates,
         max_body=args.max_body,
         max_seconds=args.max_seconds,
+        workers=args.workers,
+        max_queue=args.max_queue,
+        max_client_work=args.max_client_work,
+        max_client_games=args.max_client_games,
+        header_seconds=args.header_seconds,
+        body_seconds=args.body_seconds,
     )
     serve(
         args.host,
@@ -156,15 +162,53 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=10.0,
         metavar="S",
-        help="seconds the agents' decisions of one request may take; a search past it stops and the "
-        "request gets a 503 (nothing changed)",
+        help="seconds a request that makes agents work may take from its arrival, its wait for a worker "
+        "included; a search past it stops and the request gets a 503 (nothing changed)",
+    )
+    s.add_argument(
+        "--workers", type=int, default=2, metavar="N", help="threads that run the agents' work (default 2)"
+    )
+    s.add_argument(
+        "--max-queue",
+        type=int,
+        default=32,
+        metavar="N",
+        help="requests waiting for an agent worker at most; above: 503 with Retry-After (default 32)",
+    )
+    s.add_argument(
+        "--max-client-work",
+        type=int,
+        default=4,
+        metavar="N",
+        help="one client's requests queued or running at most; above: 429 with Retry-After (default 4)",
+    )
+    s.add_argument(
+        "--max-client-games",
+        type=int,
+        default=20,
+        metavar="N",
+        help="one client's live games at most; above: 429 (default 20)",
+    )
+    s.add_argument(
+        "--header-seconds",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds a connection may take to send a request's headers; past it, it is closed (default 5)",
+    )
+    s.add_argument(
+        "--body-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a request may take to send its body; past it: 408 and closed (default 10)",
     )
     s.add_argument(
         "--allowed-hosts",
         nargs="+",
         metavar="HOST",
-        help="Host header names accepted besides the bound address (and localhost for a loopback bind); "
-        "'*.example.org' matches subdomains, '*' any (no DNS-rebinding guard)",
+        help="Host header names accepted besides IP addresses, localhost and (for a 0.0.0.0 or :: bind) "
+        "this machine's name; '*.example.org' matches subdomains, '*' any (no DNS-rebinding guard)",
     )
     s.add_argument(
         "--idle-timeout",
