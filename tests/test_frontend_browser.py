@@ -23,7 +23,7 @@ pytest.importorskip("selenium", reason="selenium is not installed (pip install -
 
 import uvicorn
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
@@ -157,8 +157,12 @@ def _seat_cards(browser: webdriver.Chrome, seat: int) -> tuple[list[str], int]:
     return up, len(box.find_elements(By.CSS_SELECTOR, ".card.back"))
 
 
+#: A wait reads the page again when a re-render replaced the element it was reading.
+REREAD = (StaleElementReferenceException,)
+
+
 def _at_step(browser: webdriver.Chrome, step: int) -> None:
-    WebDriverWait(browser, 20).until(
+    WebDriverWait(browser, 20, ignored_exceptions=REREAD).until(
         lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-step") == str(step)
     )
 
@@ -176,7 +180,7 @@ def test_replay_viewer_steps_through_recorded_hands(
     path = tmp_path / "hands.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     frames = replay_frames(records[0], seat=0)["frames"]
-    wait = WebDriverWait(browser, 20)
+    wait = WebDriverWait(browser, 20, ignored_exceptions=REREAD)
     browser.get(f"{server_url}/replay")
     wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
     browser.find_element(By.ID, "file").send_keys(str(path))
