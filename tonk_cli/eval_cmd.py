@@ -30,6 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=progress,
         rules_name=name,
+        luck=args.luck,
     )
     print(to_json(res) if args.json else format_table(res))
     return 0
@@ -67,6 +68,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
     e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    e.add_argument(
+        "--luck",
+        metavar="VALUE",
+        help="also report luck-corrected figures (AIVAT over the stock draws) with this value function: "
+        "a shipped name (2p) or an .npz file with its .json card; see `tonk luck`",
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=cmd_eval)
