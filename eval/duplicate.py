@@ -39,6 +39,11 @@ How a run is organised
   (:mod:`tonk_env.engine.record`, plus ``"seats"``: the spec in each seat),
   the same for any number of workers; the replay viewer of ``tonk serve``
   shows them.
+- **Luck correction** (``luck=VALUE``). Each hand is replayed from its deck and
+  actions, and at every stock draw each seat's term E[V over the cards the
+  stock held] - V(the card drawn) is added to its payoff (:mod:`tonk_env.luck`);
+  the corrected samples are formed like the plain ones and reported beside
+  them (:mod:`eval.luck`). The plain figures do not change.
 - **Workers.** Deal groups are cut into fixed chunks of :data:`CHUNK_GROUPS`
   groups (independent of the number of workers), chunks run on a
   ``multiprocessing`` pool and the results are merged in group order, so a
@@ -64,7 +69,11 @@ from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck, to_record
 from tonk_env.engine.state import RESULT_KINDS
+from tonk_env.luck import ValueNet, hand_luck, load_value
 from tonk_env.play import play, start_hand
+
+from .luck import LuckReport, luck_report
+from .stats import mean_ci, t_quantile_975
 
 #: Worker processes at most (each is a process: more than this is a typo, not a machine).
 MAX_WORKERS = 256
@@ -107,34 +116,6 @@ def hand_seed(seed: int, group: int, arrangement: int, seat: int) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
-def t_quantile_975(df: int) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom."""
-    table = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-             2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-             2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
-    if df < 1:
-        return math.inf
-    if df <= len(table):
-        return table[df - 1]
-    z = 1.959963984540054
-    # Cornish-Fisher expansion of t around the normal quantile (error < 1e-4 for df > 30)
-    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))  # fmt: skip
-
-
-def mean_ci(samples: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    """Mean and Student-t 95% interval of independent samples (NaN interval for fewer than 2)."""
-    n = len(samples)
-    if n == 0:
-        return math.nan, (math.nan, math.nan)
-    mean = math.fsum(samples) / n
-    if n < 2:
-        return mean, (math.nan, math.nan)
-    var = math.fsum((x - mean) ** 2 for x in samples) / (n - 1)
-    half = t_quantile_975(n - 1) * math.sqrt(var / n)
-    return mean, (mean - half, mean + half)
-
-
 @dataclass
 class GroupResult:
     """What one deal group produced, per agent and overall."""
@@ -148,6 +129,7 @@ class GroupResult:
     hands: int
     think: list[float]  # per agent: seconds spent deciding (timing only)
     records: list[dict[str, Any]] = field(default_factory=list)  # the recorded hands of this group
+    corrected: list[float] | None = None  # per agent: mean luck-corrected payoff (with a value)
 
 
 @dataclass
@@ -202,6 +184,8 @@ class EvalResult:
         """One distinct label per agent: its spec, with ``#1``, ``#2``, ... on specs that repeat."""
         return distinct_labels([a.spec for a in self.agents])
 
+    luck: LuckReport | None = None
+
     @property
     def hands_per_s(self) -> float:
         """Hands played per second of wall time."""
@@ -224,6 +208,8 @@ class EvalResult:
             "ends": self.ends,
             "mean_turns": self.mean_turns,
         }
+        if self.luck is not None:
+            d["luck"] = self.luck.to_dict()
         if timing:
             d["timing"] = {
                 "elapsed_s": self.elapsed_s,
@@ -278,10 +264,17 @@ class _Worker:
     """Agents of one process: one instance per seat, built from the specs."""
 
     def __init__(
-        self, specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int = 0
+        self,
+        specs: Sequence[str],
+        players: int,
+        rules: TonkRules,
+        seed: int,
+        record: int = 0,
+        luck: str | None = None,
     ) -> None:
         self.specs = list(specs)
         self.record = record
+        self.value: ValueNet | None = load_value(luck) if luck is not None else None
         self.players = players
         self.rules = rules
         self.seed = seed
@@ -305,6 +298,7 @@ class _Worker:
         ends = [[0] * len(AGENT_ENDS) for _ in range(m)]
         kinds = [0] * len(RESULT_KINDS)
         think = [0.0] * m
+        corr_sum = [0.0] * m
         turns = 0
         records = []
         labels = distinct_labels(self.specs)
@@ -315,6 +309,10 @@ class _Worker:
             play_hand(state, seats, think, arr)
             res = state.result
             assert res is not None
+            if self.value is not None:
+                luck = hand_luck(self.value, rules, n, deck, n - 1, (a for _, a in state.history))
+                for s in range(n):
+                    corr_sum[arr[s]] += res.payoffs[s] + float(luck[s])
             kinds[RESULT_KINDS.index(res.kind)] += 1
             turns += state.turn
             if g * len(self.arrs) + ai < self.record:
@@ -340,15 +338,18 @@ class _Worker:
             hands=len(self.arrs),
             think=think,
             records=records,
+            corrected=[corr_sum[i] / seat_hands[i] for i in range(m)] if self.value is not None else None,
         )
 
 
 _WORKER: _Worker | None = None
 
 
-def _init_worker(specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int) -> None:
+def _init_worker(
+    specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int, luck: str | None = None
+) -> None:
     global _WORKER
-    _WORKER = _Worker(specs, players, rules, seed, record)
+    _WORKER = _Worker(specs, players, rules, seed, record, luck)
 
 
 def _run_chunk(groups: Sequence[int]) -> list[GroupResult]:
@@ -382,12 +383,15 @@ def evaluate(
     progress: bool | Callable[[int], None] = False,
     rules_name: str | None = None,
     record: int = 0,
+    luck: str | None = None,
 ) -> EvalResult:
     """Duplicate evaluation of ``specs`` over at least ``hands`` hands (whole deal groups).
 
     ``progress`` is ``True`` for a tqdm bar on stderr or a callable receiving
     the number of deal groups just finished. ``record``: keep the records of
-    the first ``record`` hands (``EvalResult.records``).
+    the first ``record`` hands (``EvalResult.records``). ``luck`` names a value function
+    (a shipped name such as ``2p``, or an ``.npz`` file): the result then also
+    has the luck-corrected figures (:mod:`eval.luck`); the plain ones are the same.
     """
     if not specs:
         raise ValueError("no agent to evaluate")
@@ -398,6 +402,8 @@ def evaluate(
     rules_name = rules_name or "custom"
     rules.check_players(players)
     _check_counts(hands, workers, record)
+    value = _value_for(luck, players, rules)
+    luck = value.path if value is not None else None
     arrs = arrangements(len(canon), players)
     num_groups = -(-hands // len(arrs))
     chunks = _chunks(num_groups)
@@ -415,7 +421,7 @@ def evaluate(
     results: list[GroupResult] = []
     try:
         if workers == 1 or len(chunks) == 1:
-            w = _Worker(canon, players, rules, seed, record)
+            w = _Worker(canon, players, rules, seed, record, luck)
             for chunk in chunks:
                 part = [w.group(g) for g in chunk]
                 results.extend(part)
@@ -425,7 +431,7 @@ def evaluate(
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(method)
             with ctx.Pool(
-                min(workers, len(chunks)), _init_worker, (canon, players, rules, seed, record)
+                min(workers, len(chunks)), _init_worker, (canon, players, rules, seed, record, luck)
             ) as pool:
                 for part in pool.imap(_run_chunk, chunks):
                     results.extend(part)
@@ -436,7 +442,29 @@ def evaluate(
             bar.close()
     elapsed = time.perf_counter() - t0
     used = 1 if workers == 1 or len(chunks) == 1 else min(workers, len(chunks))  # processes that ran
-    return summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, used)
+    res = summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, used)
+    res.luck = _luck_of(value, canon, results)
+    return res
+
+
+def _luck_of(
+    value: ValueNet | None, specs: Sequence[str], results: Sequence[GroupResult]
+) -> LuckReport | None:
+    """The corrected figures of ``results`` (in group order; None without a value)."""
+    if value is None:
+        return None
+    ordered = sorted(results, key=lambda r: r.group)
+    corrected = [r.corrected for r in ordered if r.corrected is not None]
+    return luck_report(value, specs, [r.payoff for r in ordered], corrected)
+
+
+def _value_for(luck: str | None, players: int, rules: TonkRules) -> ValueNet | None:
+    """The value function ``luck`` names, checked against the table (None without one)."""
+    if luck is None:
+        return None
+    value = load_value(luck)
+    value.check_table(players, rules)
+    return value
 
 
 def summarise(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .duplicate import EvalResult
+from .luck import format_luck
 
 _END_COLUMNS = (("tonk_out", "tonk"), ("run_out", "run"), ("drop_won", "drop+"), ("caught", "caught"),
                 ("stock_out", "stock"))  # fmt: skip
@@ -65,6 +66,8 @@ def format_table(res: EvalResult) -> str:
         f"thinking per hand: {think}"
     )
     lines.append("(ends columns: % of the agent's seat-hands it ended that way; stock = stock-outs it won)")
+    if res.luck is not None:
+        lines += ["", *format_luck(res.luck)]
     return "\n".join(lines)
 
 

@@ -35,6 +35,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         progress=progress,
         rules_name=name,
         record=args.record_hands if args.record else 0,
+        luck=args.luck,
     )
     if args.record:
         write_hands(args.record, res.records)
@@ -79,6 +80,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
     e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    e.add_argument(
+        "--luck",
+        metavar="VALUE",
+        help="also report luck-corrected figures (AIVAT over the stock draws) with this value function: "
+        "a shipped name (2p) or an .npz file with its .json card; see `tonk luck`",
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
     e.add_argument("--quiet", action="store_true", help="no progress bar (the same as --no-progress)")
