@@ -55,6 +55,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from agents.peek import refuse_peek
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck
@@ -228,27 +229,31 @@ def play_hand(
     seats: Sequence[Agent],
     think: list[float] | None = None,
     owners: Sequence[int] | None = None,
+    allow_peek: bool = False,
 ) -> GameState:
     """Play ``state`` to the end in place, ``seats[s]`` deciding for seat ``s``; return it.
 
     With ``think`` and ``owners``, each decision's seconds are added to
-    ``think[owners[seat]]``.
+    ``think[owners[seat]]``; ``allow_peek`` seats peek agents (:mod:`agents.peek`).
     """
     if think is None or owners is None:
-        return play(state, seats)
+        return play(state, seats, allow_peek=allow_peek)
     think_of, owner_of = think, owners
 
     def timer(seat: int, seconds: float) -> None:
         think_of[owner_of[seat]] += seconds
 
-    return play(state, seats, timer=timer)
+    return play(state, seats, timer=timer, allow_peek=allow_peek)
 
 
 class _Worker:
     """Agents of one process: one instance per seat, built from the specs."""
 
-    def __init__(self, specs: Sequence[str], players: int, rules: TonkRules, seed: int) -> None:
+    def __init__(
+        self, specs: Sequence[str], players: int, rules: TonkRules, seed: int, allow_peek: bool = False
+    ) -> None:
         self.specs = list(specs)
+        self.allow_peek = allow_peek
         self.players = players
         self.rules = rules
         self.seed = seed
@@ -277,7 +282,7 @@ class _Worker:
             seats = [self.instances[(arr[s], s)] for s in range(n)]
             start_hand(seats, n, rules, [hand_seed(self.seed, g, ai, s) for s in range(n)])
             state = new_game(rules, n, deck=deck, dealer=n - 1)
-            play_hand(state, seats, think, arr)
+            play_hand(state, seats, think, arr, self.allow_peek)
             res = state.result
             assert res is not None
             kinds[RESULT_KINDS.index(res.kind)] += 1
@@ -308,9 +313,9 @@ class _Worker:
 _WORKER: _Worker | None = None
 
 
-def _init_worker(specs: Sequence[str], players: int, rules: TonkRules, seed: int) -> None:
+def _init_worker(specs: Sequence[str], players: int, rules: TonkRules, seed: int, allow_peek: bool) -> None:
     global _WORKER
-    _WORKER = _Worker(specs, players, rules, seed)
+    _WORKER = _Worker(specs, players, rules, seed, allow_peek)
 
 
 def _run_chunk(groups: Sequence[int]) -> list[GroupResult]:
@@ -322,6 +327,14 @@ def _chunks(num_groups: int) -> list[list[int]]:
     return [list(range(i, min(i + CHUNK_GROUPS, num_groups))) for i in range(0, num_groups, CHUNK_GROUPS)]
 
 
+def checked_specs(specs: Sequence[str], allow_peek: bool = False) -> list[str]:
+    """The canonical specs; a peek agent (a cheat, :mod:`agents.peek`) is refused unless ``allow_peek``."""
+    canon = [check_spec(s) for s in specs]
+    if not allow_peek:
+        refuse_peek(canon, "the evaluation", "--allow-peek (allow_peek=True)")
+    return canon
+
+
 def evaluate(
     specs: Sequence[str],
     hands: int = 1000,
@@ -331,15 +344,17 @@ def evaluate(
     workers: int = 1,
     progress: bool | Callable[[int], None] = False,
     rules_name: str | None = None,
+    allow_peek: bool = False,
 ) -> EvalResult:
     """Duplicate evaluation of ``specs`` over at least ``hands`` hands (whole deal groups).
 
     ``progress`` is ``True`` for a tqdm bar on stderr or a callable receiving
-    the number of deal groups just finished.
+    the number of deal groups just finished. A peek agent (a cheat,
+    :mod:`agents.peek`) is refused unless ``allow_peek``.
     """
     if not specs:
         raise ValueError("no agent to evaluate")
-    canon = [check_spec(s) for s in specs]
+    canon = checked_specs(specs, allow_peek)
     if isinstance(rules, str):
         rules_name = rules_name or rules
         rules = make_rules(rules)
@@ -368,7 +383,7 @@ def evaluate(
     results: list[GroupResult] = []
     try:
         if workers == 1 or len(chunks) == 1:
-            w = _Worker(canon, players, rules, seed)
+            w = _Worker(canon, players, rules, seed, allow_peek)
             for chunk in chunks:
                 part = [w.group(g) for g in chunk]
                 results.extend(part)
@@ -377,7 +392,9 @@ def evaluate(
         else:
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(method)
-            with ctx.Pool(min(workers, len(chunks)), _init_worker, (canon, players, rules, seed)) as pool:
+            with ctx.Pool(
+                min(workers, len(chunks)), _init_worker, (canon, players, rules, seed, allow_peek)
+            ) as pool:
                 for part in pool.imap(_run_chunk, chunks):
                     results.extend(part)
                     if tick:
@@ -447,6 +464,6 @@ def summarise(
 
 __all__ = [
     "ACTOR_KINDS", "AGENT_ENDS", "CHUNK_GROUPS", "AgentStats", "EvalResult", "GroupResult",
-    "arrangements", "deal_deck", "evaluate", "hand_seed", "mean_ci", "play_hand", "summarise",
-    "t_quantile_975",
+    "arrangements", "checked_specs", "deal_deck", "evaluate", "hand_seed", "mean_ci", "play_hand",
+    "summarise", "t_quantile_975",
 ]  # fmt: skip

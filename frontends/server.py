@@ -74,6 +74,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from agents.peek import refuse_peek
 from agents.registry import AgentEntry, KindEntry, describe_agents, lookup, make_agent, resolve_params
 from tonk_env.agent import DecisionTimeout
 from tonk_env.engine import (
@@ -323,6 +324,7 @@ class Lobby:
         self.limits = limits or Limits()
         self.allowed_paths: set[tuple[str, Path]] = set()
         offered = []
+        refuse_peek(agents, "the server")
         for spec in agents:
             sp, entry = lookup(spec)
             if isinstance(entry, KindEntry):
@@ -347,6 +349,7 @@ class Lobby:
         """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
         try:
             sp, entry, values = resolve_params(spec)
+            refuse_peek([spec], "the server")
         except ValueError as e:
             raise HTTPException(400, clip(str(e), 300)) from None
         if isinstance(entry, AgentEntry):

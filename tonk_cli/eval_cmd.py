@@ -30,6 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=progress,
         rules_name=name,
+        allow_peek=args.allow_peek,
     )
     print(to_json(res) if args.json else format_table(res))
     return 0
@@ -69,6 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.add_argument(
+        "--allow-peek",
+        action="store_true",
+        help="seat peek agents (peek:*, cheats that read the hidden cards)",
+    )
     e.set_defaults(func=cmd_eval)
 
     a = sub.add_parser("agents", help="list the agents and their spec strings")

@@ -124,6 +124,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.play_cmd",
     "tonk_cli.exploit_cmd",
     "tonk_cli.zoo_cmd",
+    "tonk_cli.headroom_cmd",
 )
 
 

@@ -24,6 +24,7 @@ _OVERRIDES = (
     "address",
     "bootstrap",
     "anchor",
+    "allow_peek",
 )
 #: what may change when resuming
 _RESUME_OK = ("workers", "backend", "address", "out")
@@ -155,6 +156,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     t.add_argument(
         "--anchor", metavar="AGENT", help="entrant rated 1000 (default random if playing; 'mean': mean 1500)"
+    )
+    t.add_argument(
+        "--allow-peek",
+        action="store_true",
+        default=None,
+        help="seat peek agents (peek:*, cheats that read the hidden cards); config key allow_peek",
     )
     t.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
     t.set_defaults(func=cmd_tournament)

@@ -36,6 +36,8 @@ class TournamentConfig:
     bootstrap: int = 1000
     anchor: str | None = "auto"
     max_tables: int = 1000
+    #: Seat peek agents (``peek:*``, cheats that read the hidden cards; :mod:`agents.peek`).
+    allow_peek: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "tournament config") -> TournamentConfig:
@@ -87,6 +89,7 @@ class TournamentConfig:
         need(is_int(self.bootstrap) and self.bootstrap >= 0, "bootstrap", "an int >= 0 (0: no intervals)")
         need(self.anchor is None or isinstance(self.anchor, str), "anchor", "an entrant's spec, auto or null")
         need(is_int(self.max_tables) and self.max_tables >= 1, "max_tables", "a positive int")
+        need(isinstance(self.allow_peek, bool), "allow_peek", "true or false")
         if self.format == "round-robin" and self.fixed:
             raise ValueError(f"{where}: `fixed` is for format gauntlet; a round robin plays every entrant")
         if self.format == "gauntlet" and not self.fixed:

@@ -52,6 +52,7 @@ def match_task(
     rules: TonkRules,
     rules_name: str,
     fingerprints: Sequence[str],
+    allow_peek: bool = False,
 ) -> dict[str, Any]:
     """The task of one table in a tournament with seed ``seed``: what :func:`play_match` needs."""
     ms = match_seed(seed, table, players, rules.hash)
@@ -65,6 +66,7 @@ def match_task(
         "rules": rules,
         "rules_name": rules_name,
         "fingerprints": fps,
+        "allow_peek": allow_peek,
     }
 
 
@@ -91,6 +93,7 @@ def play_match(task: dict[str, Any]) -> dict[str, Any]:
             seed=task["match_seed"],
             workers=1,
             rules_name=task["rules_name"],
+            allow_peek=bool(task.get("allow_peek", False)),
         )
     except ValueError as e:
         raise ValueError(f"match {' vs '.join(task['table'])}: {e}") from None

@@ -18,6 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from agents.peek import refuse_peek
 from agents.registry import check_spec
 from tonk_env.engine import TonkRules
 
@@ -64,6 +65,8 @@ def _field(cfg: TournamentConfig, rules: TonkRules) -> _Field:
     fixed = expand_specs(cfg.fixed) if cfg.fixed else []
     entrants = expand_specs(cfg.entrants)
     names = list(dict.fromkeys([*fixed, *entrants] if cfg.format == "gauntlet" else entrants))
+    if not cfg.allow_peek:
+        refuse_peek(names, "a tournament", "--allow-peek (config key allow_peek: true)")
     infos = {s: entrant_info(s) for s in names}
     anchor = cfg.anchor
     if anchor not in (None, "auto"):
@@ -81,7 +84,14 @@ def _tasks(
     """The match task of every table, in schedule order."""
     return [
         match_task(
-            t, cfg.players, cfg.hands, cfg.seed, rules, cfg.rules_name, [fld.infos[s].fingerprint for s in t]
+            t,
+            cfg.players,
+            cfg.hands,
+            cfg.seed,
+            rules,
+            cfg.rules_name,
+            [fld.infos[s].fingerprint for s in t],
+            cfg.allow_peek,
         )
         for t in tables
     ]
