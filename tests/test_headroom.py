@@ -99,6 +99,7 @@ def test_consumers_refuse_peek_agents_unless_asked(
         ["tournament", PEEK, "random", "--hands", "2", "--quiet", "--out", str(tmp_path / "t")],
         ["zoo", "add", str(tmp_path), "--name", "x", "--baselines", PEEK, "--no-progress"],
         ["exploit", PEEK, "--steps", "1"],
+        ["play", "--opponents", PEEK],
     ):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
