@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,8 +278,6 @@ def improvement_gap(
 
     ``progress``: ``True`` for tqdm bars on stderr, or a callable receiving the positions just valued.
     """
-    import time
-
     agent = check_spec(agent)
     opponent = check_spec(opponent)
     if isinstance(rules, str):
