@@ -551,6 +551,19 @@ register_agent(
     ),
 )
 
+register_agent(
+    "peek",
+    "ismcts",
+    "agents.peek:PeekSearchAgent",
+    "A CHEAT, a diagnostic of headroom: search:ismcts whose worlds hold the opponents' true hands "
+    "(stock=true: the true stock order too); only tonk eval --allow-peek and tournaments with "
+    "allow_peek seat it",
+    (
+        *_AGENTS["search:ismcts"].params,
+        Param("stock", bool, False, "read the true stock order too (every world is the true state)"),
+    ),
+)
+
 register_kind(
     "ppo",
     "agents.ppo:load_ppo_agent",

@@ -65,6 +65,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from agents.peek import refuse_peek
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck, to_record
@@ -244,20 +245,21 @@ def play_hand(
     seats: Sequence[Agent],
     think: list[float] | None = None,
     owners: Sequence[int] | None = None,
+    allow_peek: bool = False,
 ) -> GameState:
     """Play ``state`` to the end in place, ``seats[s]`` deciding for seat ``s``; return it.
 
     With ``think`` and ``owners``, each decision's seconds are added to
-    ``think[owners[seat]]``.
+    ``think[owners[seat]]``; ``allow_peek`` seats peek agents (:mod:`agents.peek`).
     """
     if think is None or owners is None:
-        return play(state, seats)
+        return play(state, seats, allow_peek=allow_peek)
     think_of, owner_of = think, owners
 
     def timer(seat: int, seconds: float) -> None:
         think_of[owner_of[seat]] += seconds
 
-    return play(state, seats, timer=timer)
+    return play(state, seats, timer=timer, allow_peek=allow_peek)
 
 
 class _Worker:
@@ -271,10 +273,12 @@ class _Worker:
         seed: int,
         record: int = 0,
         luck: str | None = None,
+        allow_peek: bool = False,
     ) -> None:
         self.specs = list(specs)
         self.record = record
         self.value: ValueNet | None = load_value(luck) if luck is not None else None
+        self.allow_peek = allow_peek
         self.players = players
         self.rules = rules
         self.seed = seed
@@ -306,7 +310,7 @@ class _Worker:
             seats = [self.instances[(arr[s], s)] for s in range(n)]
             start_hand(seats, n, rules, [hand_seed(self.seed, g, ai, s) for s in range(n)])
             state = new_game(rules, n, deck=deck, dealer=n - 1)
-            play_hand(state, seats, think, arr)
+            play_hand(state, seats, think, arr, self.allow_peek)
             res = state.result
             assert res is not None
             if self.value is not None:
@@ -346,10 +350,16 @@ _WORKER: _Worker | None = None
 
 
 def _init_worker(
-    specs: Sequence[str], players: int, rules: TonkRules, seed: int, record: int, luck: str | None = None
+    specs: Sequence[str],
+    players: int,
+    rules: TonkRules,
+    seed: int,
+    record: int,
+    luck: str | None = None,
+    allow_peek: bool = False,
 ) -> None:
     global _WORKER
-    _WORKER = _Worker(specs, players, rules, seed, record, luck)
+    _WORKER = _Worker(specs, players, rules, seed, record, luck, allow_peek)
 
 
 def _run_chunk(groups: Sequence[int]) -> list[GroupResult]:
@@ -373,6 +383,14 @@ def _check_counts(hands: Any, workers: Any, record: Any) -> None:
         raise ValueError(f"record must be an int >= 0 (hands to record), got {record!r}")
 
 
+def checked_specs(specs: Sequence[str], allow_peek: bool = False) -> list[str]:
+    """The canonical specs; a peek agent (a cheat, :mod:`agents.peek`) is refused unless ``allow_peek``."""
+    canon = [check_spec(s) for s in specs]
+    if not allow_peek:
+        refuse_peek(canon, "the evaluation", "--allow-peek (allow_peek=True)")
+    return canon
+
+
 def evaluate(
     specs: Sequence[str],
     hands: int = 1000,
@@ -384,6 +402,7 @@ def evaluate(
     rules_name: str | None = None,
     record: int = 0,
     luck: str | None = None,
+    allow_peek: bool = False,
 ) -> EvalResult:
     """Duplicate evaluation of ``specs`` over at least ``hands`` hands (whole deal groups).
 
@@ -391,11 +410,12 @@ def evaluate(
     the number of deal groups just finished. ``record``: keep the records of
     the first ``record`` hands (``EvalResult.records``). ``luck`` names a value function
     (a shipped name such as ``2p``, or an ``.npz`` file): the result then also
-    has the luck-corrected figures (:mod:`eval.luck`); the plain ones are the same.
+    has the luck-corrected figures (:mod:`eval.luck`); the plain ones are the same. A peek
+    agent (a cheat, :mod:`agents.peek`) is refused unless ``allow_peek``.
     """
     if not specs:
         raise ValueError("no agent to evaluate")
-    canon = [check_spec(s) for s in specs]
+    canon = checked_specs(specs, allow_peek)
     if isinstance(rules, str):
         rules_name = rules_name or rules
         rules = make_rules(rules)
@@ -421,7 +441,7 @@ def evaluate(
     results: list[GroupResult] = []
     try:
         if workers == 1 or len(chunks) == 1:
-            w = _Worker(canon, players, rules, seed, record, luck)
+            w = _Worker(canon, players, rules, seed, record, luck, allow_peek)
             for chunk in chunks:
                 part = [w.group(g) for g in chunk]
                 results.extend(part)
@@ -431,7 +451,9 @@ def evaluate(
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(method)
             with ctx.Pool(
-                min(workers, len(chunks)), _init_worker, (canon, players, rules, seed, record, luck)
+                min(workers, len(chunks)),
+                _init_worker,
+                (canon, players, rules, seed, record, luck, allow_peek),
             ) as pool:
                 for part in pool.imap(_run_chunk, chunks):
                     results.extend(part)
@@ -526,5 +548,6 @@ def summarise(
 __all__ = [
     "ACTOR_KINDS", "AGENT_ENDS", "CHUNK_GROUPS", "AgentStats", "EvalResult", "GroupResult",
     "arrangements", "deal_deck", "distinct_labels", "evaluate", "hand_seed", "mean_ci", "play_hand",
+    "arrangements", "checked_specs", "deal_deck", "evaluate", "hand_seed", "mean_ci", "play_hand",
     "summarise", "t_quantile_975",
 ]  # fmt: skip

@@ -36,6 +36,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         rules_name=name,
         record=args.record_hands if args.record else 0,
         luck=args.luck,
+        allow_peek=args.allow_peek,
     )
     if args.record:
         write_hands(args.record, res.records)
@@ -96,6 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument(
         "--record-hands", type=int, default=20, metavar="N", help="hands --record writes (default 20)"
+    )
+    e.add_argument(
+        "--allow-peek",
+        action="store_true",
+        help="seat peek agents (peek:*, cheats that read the hidden cards)",
     )
     e.set_defaults(func=cmd_eval)
 

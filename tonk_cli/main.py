@@ -126,6 +126,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.zoo_cmd",
     "tonk_cli.belief_cmd",
     "tonk_cli.luck_cmd",
+    "tonk_cli.headroom_cmd",
 )
 
 

@@ -15,11 +15,13 @@ def cmd_play(args: argparse.Namespace) -> int:
     """Play hands against agents in the terminal."""
     import sys
 
+    from agents.peek import refuse_peek
     from frontends.terminal import play_terminal
     from tonk_env.engine import make_rules, parse_assignments
 
     rules = make_rules(args.rules, **parse_assignments(args.set or []))
     opponents = args.opponents or ["heuristic:expert"]
+    refuse_peek(opponents, "the terminal game")
     players = args.players if args.players is not None else max(2, len(opponents) + 1)
     play_terminal(
         sys.stdin,

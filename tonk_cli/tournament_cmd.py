@@ -25,6 +25,7 @@ _OVERRIDES = (
     "bootstrap",
     "anchor",
     "sample_hands",
+    "allow_peek",
 )
 #: what may change when resuming
 _RESUME_OK = ("workers", "backend", "address", "out", "sample_hands")
@@ -167,5 +168,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="hands of each match recorded in DIR/hands/ for the replay viewer (default 4; 0: none)",
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar (the log lines stay)")
+    t.add_argument(
+        "--allow-peek",
+        action="store_true",
+        default=None,
+        help="seat peek agents (peek:*, cheats that read the hidden cards); config key allow_peek",
+    )
     t.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
     t.set_defaults(func=cmd_tournament)

@@ -65,6 +65,7 @@ def add_entry(
 ) -> dict[str, Any]:
     """Export a run's checkpoint into the zoo as ``name``, evaluate it, write its card; return the card."""
     from agents.checkpoint import resolve_checkpoint
+    from agents.peek import refuse_peek
     from agents.ppo import load_policy
     from agents.registry import check_spec
     from agents.zoo import check_name, read_card, write_entry
@@ -79,6 +80,7 @@ def add_entry(
         raise ValueError(f"--hands must be a positive integer, got {hands!r}")
     for spec in [*(baselines or []), *([headline] if headline else [])]:
         check_spec(spec)  # an unknown opponent is named before anything is evaluated
+    refuse_peek([*(baselines or []), *([headline] if headline else [])], "tonk zoo add")
     run = Path(run_dir)
     if not (run / "config.yaml").is_file():
         raise ValueError(f"{run}: no config.yaml; not a training run folder")

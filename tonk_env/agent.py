@@ -34,6 +34,11 @@ hidden state. Optional parts, each called only when the agent has it:
                                        instant when its consumer bounds a decision's time (the
                                        server); an agent that searches checks it and raises
                                        :class:`DecisionTimeout` once it has passed (None: no limit)
+``peeks``                              True: a *peek agent*, a cheat that reads the hidden state.
+                                       The hand loop seats it only when its consumer allows
+                                       cheats (``allow_peek``; else :class:`PeekNotAllowed`) and
+                                       then sets its ``true_state`` to the live game state for
+                                       each decision (None after it); the agent must not change it
 =====================================  =========================================================
 
 A plain function ``f(obs, info) -> int`` is accepted wherever an agent is
@@ -76,6 +81,16 @@ class Agent(Protocol):
 
 class DecisionTimeout(Exception):
     """An agent gave up a decision because its ``deadline`` passed (the decision is not made)."""
+
+
+class PeekNotAllowed(ValueError):
+    """A peek agent (one that reads the hidden state, a cheat) was seated where cheats are not allowed."""
+
+
+def peek_refusal(who: str, where: str, flag: str | None = None) -> str:
+    """The one-line message refusing the peek agent ``who`` in ``where`` (``flag`` allows it, if any)."""
+    how = f"; pass {flag} to allow it" if flag else ""
+    return f"{who} is a peek agent: it reads the hidden cards (a cheat), so {where} refuses it{how}"
 
 
 AgentFn = Callable[[Mapping[str, Any], Any], int]

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .agent import Agent, action_id
+from .agent import Agent, PeekNotAllowed, action_id, peek_refusal
 from .engine import GameState, IllegalActionError, TonkRules, action_to_string, legal_actions, seat_info
 from .engine.state import OVER, PHASE_NAMES, is_legal
 from .obs import LazyObs
@@ -71,14 +71,34 @@ def start_hand(
 
 
 def decide(
-    agent: Agent, s: GameState, who: Callable[[int], str] | None = None, deadline: float | None = None
+    agent: Agent,
+    s: GameState,
+    who: Callable[[int], str] | None = None,
+    deadline: float | None = None,
+    allow_peek: bool = False,
 ) -> int:
     """The legal move ``agent`` chooses for the seat to act in ``s`` (``who(seat)`` names it in errors).
 
     With ``deadline`` (a ``time.monotonic()`` instant), an agent that has a
     ``deadline`` attribute gets it for this decision and may raise
-    :class:`~tonk_env.agent.DecisionTimeout`.
+    :class:`~tonk_env.agent.DecisionTimeout`. A peek agent (``peeks`` true)
+    is refused with :class:`~tonk_env.agent.PeekNotAllowed` unless
+    ``allow_peek``; allowed, it gets ``s`` as its ``true_state``.
     """
+    seat = s.cur
+    if getattr(agent, "peeks", False):
+        if not allow_peek:
+            raise PeekNotAllowed(peek_refusal(who(seat) if who else agent_label(agent), "this table"))
+        agent.true_state = s  # type: ignore[attr-defined]  # the peek contract (tonk_env.agent)
+        try:
+            return _decide(agent, s, who, deadline)
+        finally:
+            agent.true_state = None  # type: ignore[attr-defined]
+    return _decide(agent, s, who, deadline)
+
+
+def _decide(agent: Agent, s: GameState, who: Callable[[int], str] | None, deadline: float | None) -> int:
+    """:func:`decide` once the peek check is done."""
     seat = s.cur
     info = seat_info(s, seat) if getattr(agent, "reads_info", True) else None
     if deadline is not None and hasattr(agent, "deadline"):
@@ -109,6 +129,7 @@ def play(
     timer: Callable[[int, float], None] | None = None,
     who: Callable[[int], str] | None = None,
     deadline: float | None = None,
+    allow_peek: bool = False,
 ) -> GameState:
     """Play ``s`` in place with ``seats[seat]`` deciding for each seat, until the hand is over.
 
@@ -116,7 +137,8 @@ def play(
     is called before each move is played (``s.cur`` is the mover);
     ``timer(seat, seconds)`` gets the time of each decision; ``who(seat)``
     names the agent of a seat in errors; ``deadline`` bounds every decision
-    (see :func:`decide`). Returns ``s``.
+    (see :func:`decide`); ``allow_peek`` seats peek agents (cheats, see
+    :mod:`tonk_env.agent`). Returns ``s``.
     """
     clock = time.perf_counter
     while s.phase != OVER:
@@ -125,10 +147,10 @@ def play(
         seat = s.cur
         agent = seats[seat]
         if timer is None:
-            a = decide(agent, s, who, deadline)
+            a = decide(agent, s, who, deadline, allow_peek)
         else:
             t0 = clock()
-            a = decide(agent, s, who, deadline)
+            a = decide(agent, s, who, deadline, allow_peek)
             timer(seat, clock() - t0)
         if on_move is not None:
             on_move(s, a)

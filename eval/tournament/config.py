@@ -39,6 +39,8 @@ class TournamentConfig:
     anchor: str | None = "auto"
     max_tables: int = 1000
     sample_hands: int = 4
+    #: Seat peek agents (``peek:*``, cheats that read the hidden cards; :mod:`agents.peek`).
+    allow_peek: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "tournament config") -> TournamentConfig:
@@ -95,6 +97,7 @@ class TournamentConfig:
             "sample_hands",
             f"an int 0..{MAX_SAMPLE_HANDS} (hands of each match recorded in hands/)",
         )
+        need(isinstance(self.allow_peek, bool), "allow_peek", "true or false")
         if self.format == "round-robin" and self.fixed:
             raise ValueError(f"{where}: `fixed` is for format gauntlet; a round robin plays every entrant")
         if self.format == "gauntlet" and not self.fixed:

@@ -55,6 +55,7 @@ def match_task(
     rules_name: str,
     fingerprints: Sequence[str],
     sample_hands: int = 0,
+    allow_peek: bool = False,
 ) -> dict[str, Any]:
     """The task of one table in a tournament with seed ``seed``: what :func:`play_match` needs.
 
@@ -72,6 +73,7 @@ def match_task(
         "rules_name": rules_name,
         "fingerprints": fps,
         "sample_hands": sample_hands,
+        "allow_peek": allow_peek,
     }
 
 
@@ -99,6 +101,7 @@ def play_match(task: dict[str, Any]) -> dict[str, Any]:
             workers=1,
             rules_name=task["rules_name"],
             record=task.get("sample_hands", 0),
+            allow_peek=bool(task.get("allow_peek", False)),
         )
     except ValueError as e:
         raise ValueError(f"match {' vs '.join(task['table'])}: {e}") from None

@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from agents.peek import refuse_peek
 from agents.registry import check_spec
 from eval.report import write_hands
 from tonk_env.engine import TonkRules
@@ -67,6 +68,8 @@ def _field(cfg: TournamentConfig, rules: TonkRules) -> _Field:
     fixed = expand_specs(cfg.fixed) if cfg.fixed else []
     entrants = expand_specs(cfg.entrants)
     names = list(dict.fromkeys([*fixed, *entrants] if cfg.format == "gauntlet" else entrants))
+    if not cfg.allow_peek:
+        refuse_peek(names, "a tournament", "--allow-peek (config key allow_peek: true)")
     infos = {s: entrant_info(s) for s in names}
     anchor = cfg.anchor
     if anchor not in (None, "auto"):
@@ -92,6 +95,7 @@ def _tasks(
             cfg.rules_name,
             [fld.infos[s].fingerprint for s in t],
             cfg.sample_hands,
+            cfg.allow_peek,
         )
         for t in tables
     ]

@@ -30,6 +30,7 @@ from typing import Any
 
 from fastapi import HTTPException
 
+from agents.peek import refuse_peek
 from agents.registry import AgentEntry, KindEntry, lookup, make_agent, resolve_params
 from agents.zoo import NAME as PLAIN_NAME
 
@@ -91,6 +92,7 @@ class Lobby:
         self.limits = limits or Limits()
         self.allowed_paths: set[tuple[str, Path]] = set()
         offered = []
+        refuse_peek(agents, "the server")
         for spec in agents:
             sp, entry = lookup(spec)
             if isinstance(entry, KindEntry):
@@ -114,6 +116,7 @@ class Lobby:
         """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
         try:
             sp, entry, values = resolve_params(spec)
+            refuse_peek([spec], "the server")
         except ValueError as e:
             raise HTTPException(400, clip(str(e), 300)) from None
         if isinstance(entry, AgentEntry):
