@@ -29,13 +29,16 @@ def test_every_package_folder_is_listed_and_typed() -> None:
     }
     missing = sorted(found - listed)
     assert not missing, f"package folders missing from [tool.setuptools] packages: {missing}"
-    assert listed - found == {"tonk_cli.configs"}
+    assert listed - found == {"tonk_cli.configs", "tonk_cli.docs"}
     for top in TOP:
         assert (ROOT / top / "py.typed").is_file(), top
 
 
 def test_the_configs_ship_from_the_one_configs_folder() -> None:
-    assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {"tonk_cli.configs": "configs"}
+    assert PYPROJECT["tool"]["setuptools"]["package-dir"] == {
+        "tonk_cli.configs": "configs",
+        "tonk_cli.docs": "docs",
+    }
     assert configs_dir().resolve() == (ROOT / "configs").resolve()
     assert {"quick", "ppo_2p", "tournament_quick"} <= set(shipped_configs())
     tournaments = sorted(p.stem for p in (ROOT / "configs").glob("tournament*.yaml"))
@@ -78,3 +81,21 @@ def test_tonk_train_and_pipeline_take_a_shipped_name(tmp_path: Path, monkeypatch
     assert seen[-1].name == "ppo_2p"
     assert main(["train", "nosuch", "--no-progress"]) == 2  # a one-line error, listing the shipped names
     assert pipeline.run_pipeline.__defaults__[0] == "quick"
+
+
+def test_the_docs_ship_and_tonk_docs_finds_a_page(capsys: pytest.CaptureFixture[str]) -> None:
+    from tonk_cli.docs_cmd import docs_dir, find_page
+    from tonk_cli.main import main
+
+    assert docs_dir().resolve() == (ROOT / "docs").resolve()
+    assert PYPROJECT["tool"]["setuptools"]["package-data"]["tonk_cli.docs"] == ["*.md"]
+    assert main(["docs"]) == 0
+    listing = capsys.readouterr().out
+    assert "TRAINING" in listing and "AGENTS" in listing
+    assert find_page("training") == find_page("TRAINING.md") == docs_dir() / "TRAINING.md"
+    assert main(["docs", "RULES"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=r"no documentation page 'nope' \(pages: .*TRAINING"):
+        find_page("nope")
+    assert main(["docs", "nope"]) == 2  # the same, as a one-line error
+    assert capsys.readouterr().err.startswith("tonk docs: error: no documentation page")

@@ -127,6 +127,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.belief_cmd",
     "tonk_cli.luck_cmd",
     "tonk_cli.headroom_cmd",
+    "tonk_cli.docs_cmd",
 )
 
 
