@@ -46,10 +46,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-import multiprocessing as mp
 import random
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,11 +58,15 @@ from tqdm import tqdm
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck
+from tonk_env.engine.numbers import check_seed
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.play import play, start_hand
+from tonk_env.workers import process_map
 
 #: Worker processes at most (each is a process: more than this is a typo, not a machine).
 MAX_WORKERS = 256
+#: The most hands of one evaluation.
+MAX_HANDS = 10_000_000
 #: Deal groups per chunk of work handed to a worker (fixed, so results do not depend on workers).
 CHUNK_GROUPS = 8
 
@@ -345,8 +349,9 @@ def evaluate(
         rules = make_rules(rules)
     rules_name = rules_name or "custom"
     rules.check_players(players)
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"hands must be a positive int, got {hands!r}")
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
+        raise ValueError(f"hands must be an int 1..{MAX_HANDS:,}, got {hands!r}")
+    check_seed(seed)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     if workers > MAX_WORKERS:
@@ -375,10 +380,12 @@ def evaluate(
                 if tick:
                     tick(len(part))
         else:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            ctx = mp.get_context(method)
-            with ctx.Pool(min(workers, len(chunks)), _init_worker, (canon, players, rules, seed)) as pool:
-                for part in pool.imap(_run_chunk, chunks):
+            _Worker(canon, players, rules, seed)  # the agents load here first: a bad file is named now
+            n = min(workers, len(chunks))
+            with closing(
+                process_map(_run_chunk, chunks, n, _init_worker, (canon, players, rules, seed))
+            ) as parts:
+                for part in parts:  # closing: an interrupt takes the workers down at once
                     results.extend(part)
                     if tick:
                         tick(len(part))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from . import args as _args
+
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a duplicate evaluation and print the table (or JSON)."""
@@ -54,8 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument("agent", metavar="AGENT", help="agent spec, e.g. heuristic:expert (see `tonk agents`)")
     e.add_argument("opponents", metavar="OPPONENT", nargs="*", help="opponent specs (default: random)")
-    e.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to whole deal groups")
-    e.add_argument("--players", type=int, default=2, help="seats at the table (2..6)")
+    e.add_argument(
+        "--hands", type=_args.hands, default=1000, help="hands to play, rounded up to whole deal groups"
+    )
+    e.add_argument("--players", type=_args.players, default=2, help="seats at the table (2..6)")
     e.add_argument(
         "--rules",
         default="standard",
@@ -65,8 +69,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument(
         "--set", action="append", metavar="OPTION=VALUE", help="change one rules option (repeatable)"
     )
-    e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
-    e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    e.add_argument("--seed", type=_args.seed, default=0, help="seed of the deals and the agents")
+    e.add_argument(
+        "--workers", type=_args.workers, default=1, help="worker processes (results do not depend on it)"
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=cmd_eval)
