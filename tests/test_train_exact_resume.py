@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,3 +81,20 @@ def test_a_run_killed_at_a_checkpoint_and_resumed_ends_as_the_uninterrupted_run(
     resumed = [json.loads(x) for x in (killed / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in resumed if r["type"] == "resume"] == [KILL_AFTER]
     assert all(r["exact"] for r in resumed if r["type"] == "resume")
+
+
+def test_vec_env_core_resumes_exactly_too(tmp_path: Path) -> None:
+    """The compiled core's deal counters and generators come back: a resumed copy ends as the original."""
+    argv = ["train", *ARGS, "total_steps=1024", "vec_env=core", f"out_dir={tmp_path / 'full'}"]
+    assert main(argv) == 0
+    (full,) = (tmp_path / "full").iterdir()
+    cut = tmp_path / "cut" / full.name
+    shutil.copytree(full, cut)
+    for p in (cut / "checkpoints").glob("step_*"):  # as if killed right after the step-512 checkpoint
+        if int(p.name.removeprefix("step_").removesuffix(".zip")) > KILL_AFTER:
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    assert main(["train", "--resume", str(cut), "--no-progress"]) == 0
+    last = "checkpoints/step_1024.zip"
+    assert _policy_hash(cut / last) == _policy_hash(full / last)
+    assert _policy_hash(cut / "best.zip") == _policy_hash(full / "best.zip")
+    assert _metrics(cut) == _metrics(full)

@@ -41,7 +41,10 @@ def yaml_message(e: Any) -> str:
     problem = getattr(e, "problem", None)
     mark = getattr(e, "problem_mark", None)
     if problem and mark is not None:
-        context = getattr(e, "context", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}"
-        return f"{problem} at {where}" + (f" ({context})" if context else "")
+        context, started = getattr(e, "context", None), getattr(e, "context_mark", None)
+        if context and started is not None and (started.line, started.column) != (mark.line, mark.column):
+            context += f" that starts at line {started.line + 1}, column {started.column + 1}"
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" + (
+            f" ({context})" if context else ""
+        )
     return one_line(e)

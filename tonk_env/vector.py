@@ -493,7 +493,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             "counters": self._counters.tolist(),
             "kernel_rng": [int(x) for x in self._rng.tolist()],
             "gens": [g.bit_generator.state for g in self._gens],
-            "np_random": self._np_random.bit_generator.state if self._dealt else None,
+            "np_random": self._np_random.bit_generator.state if self._np_random is not None else None,
         }
 
     def set_random_state(self, state: dict[str, Any]) -> None:
@@ -511,7 +511,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             self._gens = [np.random.default_rng() for _ in gens]
             for gen, saved in zip(self._gens, gens, strict=True):
                 gen.bit_generator.state = saved
-            if state["np_random"] is not None:
+            if state["np_random"] is not None and self._np_random is not None:
                 self._np_random.bit_generator.state = state["np_random"]
             self._dealt = bool(state["dealt"])
         except (KeyError, TypeError, ValueError, OverflowError) as e:

@@ -13,7 +13,7 @@ the same way. Evaluation, tournaments and pretraining all use it.
 from __future__ import annotations
 
 import multiprocessing as mp
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
 from .errors import one_line
@@ -64,7 +64,7 @@ def process_map(
     initargs: Sequence[Any] = (),
     method: str | None = None,
     ordered: bool = True,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """``fn`` over ``items`` in ``workers`` processes, results in order (or as they finish).
 
     A failed start-up or a failed task raises in the caller (the worker's

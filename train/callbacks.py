@@ -8,6 +8,7 @@ receives an ``evaluate`` callable shaped like :func:`eval.duplicate.evaluate`
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -96,16 +97,19 @@ class TonkCallback(BaseCallback):
         if self.resume_from is not None:
             self._load_pool(self.resume_from.with_suffix(""))
             self.last_ckpt_step = step
+            exact = self.resume_state is not None
             if self.resume_state is not None:  # the checkpoint's random streams: the same hands from here on
-                restore_state(self.training_env, self.resume_state)
+                try:
+                    restore_state(self.training_env, self.resume_state)
+                except ValueError as e:  # e.g. n_envs overridden on resume
+                    exact = False
+                    print(
+                        f"tonk train: {e}; the run resumes, but not exactly as it would have gone on",
+                        file=sys.stderr,
+                    )
                 redeal(self.model, self.training_env)
             self._log_event(
-                {
-                    "type": "resume",
-                    "step": step,
-                    "checkpoint": self.resume_from.name,
-                    "exact": self.resume_state is not None,
-                }
+                {"type": "resume", "step": step, "checkpoint": self.resume_from.name, "exact": exact}
             )
         else:
             self.latest = policy_layers(self.model)

@@ -9,7 +9,7 @@ is pickled. ``ValueError`` says which state does not fit its generator.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -44,7 +44,8 @@ def set_rng_state(rng: Any, state: dict[str, Any] | None, what: str) -> None:
 
 def global_states() -> dict[str, Any]:
     """The global python, numpy and torch generators' states."""
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    legacy = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state(legacy=True))
+    kind, keys, pos, has_gauss, cached = legacy
     return {
         "python": list_state(random.getstate()),
         "numpy": [kind, keys.tolist(), int(pos), int(has_gauss), float(cached)],

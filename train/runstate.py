@@ -116,7 +116,8 @@ def rewind_run(run_dir: Path, step: int, folder: Path) -> None:
     for name in _BEST:
         kept, live = folder / name, run_dir / name
         if kept.is_file():
-            shutil.copyfile(kept, live)
+            if not live.is_file() or live.read_bytes() != kept.read_bytes():
+                shutil.copyfile(kept, live)
         elif live.exists():
             live.unlink()
     metrics = run_dir / "metrics.jsonl"
@@ -131,7 +132,7 @@ def rewind_run(run_dir: Path, step: int, folder: Path) -> None:
             continue
         if isinstance(row, dict) and row.get("type") == "checkpoint" and row.get("step") == step:
             cut = i + 1
-    if cut is not None:
+    if cut is not None and cut < len(lines):
         tmp = metrics.with_name(metrics.name + ".tmp")
         tmp.write_text("".join(lines[:cut]), encoding="utf-8")
         tmp.replace(metrics)

@@ -246,7 +246,6 @@ def resume(
             f"{ckpt.path.name} has no {folder.name}/train_state.json (an older Tonk RL): the run resumes, "
             "but not exactly as it would have gone on"
         )
-    rewind_run(run_dir, step, folder)
     return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate, resume_state=state)
 
 
@@ -333,6 +332,8 @@ def _fit_run(
         else:
             assert run_dir is not None  # resume() passes its folder
             restore_checkpoint(model, resume_from)
+            # only now that the checkpoint fits: metrics.jsonl and best.* back to the checkpoint's moment
+            rewind_run(run_dir, resume_from.step, resume_from.path.with_suffix(""))
         cb = TonkCallback(
             cfg,
             run_dir,

@@ -278,7 +278,7 @@ def parse_option(name: str, text: str) -> Any:
             v = parse_float(t)
         except ValueError:
             _fail(name, text, "a number")
-        return int(v) if v.is_integer() else v
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v  # 1e308 stays 1e308 in messages
     return t
 
 
