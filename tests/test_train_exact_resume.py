@@ -19,8 +19,8 @@ from tiny import TINY
 from tonk_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
-#: 1,536 steps in rollouts of 256, a checkpoint and an evaluation every 256 (best.zip moves)
-ARGS = [str(ROOT / "configs/quick.yaml"), *TINY, "total_steps=1536", "name=k9", "--no-progress"]
+#: 1,024 steps in rollouts of 256, a checkpoint and an evaluation every 256 (best.zip moves)
+ARGS = [str(ROOT / "configs/quick.yaml"), *TINY, "total_steps=1024", "name=k9", "--no-progress"]
 KILL_AFTER = 512
 #: the fields that hold wall-clock times, not what the run computed
 _CLOCK = {"time", "steps_per_s", "collect_s"}
@@ -73,7 +73,7 @@ def test_a_run_killed_at_a_checkpoint_and_resumed_ends_as_the_uninterrupted_run(
     killed = _kill_after_checkpoint(tmp_path / "killed", KILL_AFTER)
     assert main(["train", "--resume", str(killed), "--no-progress"]) == 0
 
-    last = "checkpoints/step_1536.zip"
+    last = "checkpoints/step_1024.zip"
     assert _policy_hash(killed / last) == _policy_hash(full / last)
     assert _policy_hash(killed / "best.zip") == _policy_hash(full / "best.zip")
     assert json.loads((killed / "best.json").read_text()) == json.loads((full / "best.json").read_text())
@@ -85,7 +85,7 @@ def test_a_run_killed_at_a_checkpoint_and_resumed_ends_as_the_uninterrupted_run(
 
 def test_vec_env_core_resumes_exactly_too(tmp_path: Path) -> None:
     """The compiled core's deal counters and generators come back: a resumed copy ends as the original."""
-    argv = ["train", *ARGS, "total_steps=1024", "vec_env=core", f"out_dir={tmp_path / 'full'}"]
+    argv = ["train", *ARGS, "total_steps=768", "vec_env=core", f"out_dir={tmp_path / 'full'}"]
     assert main(argv) == 0
     (full,) = (tmp_path / "full").iterdir()
     cut = tmp_path / "cut" / full.name
@@ -94,7 +94,7 @@ def test_vec_env_core_resumes_exactly_too(tmp_path: Path) -> None:
         if int(p.name.removeprefix("step_").removesuffix(".zip")) > KILL_AFTER:
             shutil.rmtree(p) if p.is_dir() else p.unlink()
     assert main(["train", "--resume", str(cut), "--no-progress"]) == 0
-    last = "checkpoints/step_1024.zip"
+    last = "checkpoints/step_768.zip"
     assert _policy_hash(cut / last) == _policy_hash(full / last)
     assert _policy_hash(cut / "best.zip") == _policy_hash(full / "best.zip")
     assert _metrics(cut) == _metrics(full)
