@@ -157,3 +157,9 @@ def test_a_yaml_error_is_one_line_naming_the_file(tmp_path: Path) -> None:
         load_config(str(bad), [])
     text = str(e.value)
     assert "\n" not in text and str(bad) in text and "line 2" in text
+
+
+def test_a_table_takes_the_one_seed_rule() -> None:
+    with pytest.raises(ValueError, match=r"seed must be an integer 0\.\.4294967295"):
+        Table(make_rules("standard"), 2, humans=(0,), specs=["random"], seed=-1)
+    Table(make_rules("standard"), 2, humans=(0,), specs=["random"], seed=2**32 - 1)
