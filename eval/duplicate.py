@@ -58,7 +58,7 @@ from tqdm import tqdm
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck
-from tonk_env.engine.numbers import check_seed
+from tonk_env.engine.numbers import MAX_DERIVED_SEED, check_seed
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.play import play, start_hand
 from tonk_env.workers import process_map
@@ -351,7 +351,7 @@ def evaluate(
     rules.check_players(players)
     if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
         raise ValueError(f"hands must be an int 1..{MAX_HANDS:,}, got {hands!r}")
-    check_seed(seed)
+    check_seed(seed, high=MAX_DERIVED_SEED)  # never negative; a tournament derives 63-bit seeds
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     if workers > MAX_WORKERS:

@@ -146,7 +146,10 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tonk`` console command."""
-    args = _parse(build_parser(), argv)
+    try:
+        args = _parse(build_parser(), argv)
+    except SystemExit as e:  # a bad flag (argparse said why, exit status 2) or --help (0): a return code
+        return e.code if isinstance(e.code, int) else 2
     # SIGTERM unwinds like Ctrl-C: ``with`` blocks close their worker pools and files instead of
     # the process dying with its workers orphaned (training installs its own graceful handler).
     global _MAIN_PID

@@ -42,9 +42,14 @@ def parse_float(text: str, what: str = "value") -> float:
     return v
 
 
-def check_seed(seed: object, what: str = "seed") -> int:
-    """``seed`` if it is an int ``0..MAX_SEED``, else ``ValueError`` saying the range."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+#: The largest seed a library function takes from its caller (tournaments derive 63-bit match seeds).
+MAX_DERIVED_SEED = 2**64 - 1
+
+
+def check_seed(seed: object, what: str = "seed", high: int = MAX_SEED) -> int:
+    """``seed`` if it is an int ``0..high``, else ``ValueError`` saying the range (never negative)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= high:
         shown = seed if not isinstance(seed, int) or abs(seed) < 10**40 else f"{str(seed)[:20]}..."
-        raise ValueError(f"{what} must be an integer 0..{MAX_SEED} (2**32 - 1), got {shown!r}")
+        span = f"0..{high} (2**32 - 1)" if high == MAX_SEED else f"0..{high}"
+        raise ValueError(f"{what} must be an integer {span}, got {shown!r}")
     return seed
