@@ -6,13 +6,15 @@
     run.json             rules and their hash, observation layout, versions, torch's CPU kernels
     tb/                  TensorBoard logs
     metrics.jsonl        one JSON line per evaluation and per rollout summary
-    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps (+ pool/)
+    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps, at a rollout boundary, and
+                         step_<N>/ (the pool, train_state.json, that moment's best.*)
     best.zip             the checkpoint with the best evaluation score
     learning_curve.png   stakes/hand against each evaluation opponent vs steps
     summary.json         final figures: steps, wall time, throughput, last evaluation
 
 ``resume(run_dir)`` continues from the newest checkpoint that reads back
-whole, with the same step count, optimizer state and opponent pool; the model
+whole, with the same step count, optimizer state, opponent pool and random
+streams, so it ends as the run it replaced would have (:mod:`train.runstate`); the model
 is rebuilt from ``config.yaml`` and nothing in the folder is unpickled
 (:mod:`train.checkpoint`). SIGINT and SIGTERM stop training at the next step
 and save a checkpoint first.
