@@ -103,7 +103,7 @@ def load_npz(
         raise ValueError(
             f"{where}: a single .npy array, not an .npz archive"
             if single
-            else f"{where}: not an .npz file (a zip)"
+            else f"{where}: not a readable .npz file (not a zip archive, or a damaged one)"
         )
     try:
         with zipfile.ZipFile(path) as z:
