@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tonk_env.obs import OBS_VERSION
+from tonk_env.safe_arrays import check_zip_sizes, read_member
 
 __all__ = [
     "FORMAT", "META_NAME", "STEP_NAME", "latest_checkpoint", "read_meta", "resolve_checkpoint",
@@ -72,7 +73,8 @@ def read_meta(path: Path) -> dict[str, Any]:
             names = set(z.namelist())
             if META_NAME not in names:
                 raise ValueError(f"{path}: a zip without {META_NAME}; not a Tonk RL checkpoint")
-            meta = json.loads(z.read(META_NAME))
+            check_zip_sizes(z, str(path))
+            meta = json.loads(read_member(z, META_NAME, str(path)))
     except zipfile.BadZipFile as e:
         if zipfile.is_zipfile(path):
             raise ValueError(f"{path}: a damaged zip ({e}); not a readable Tonk RL checkpoint") from None

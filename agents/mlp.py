@@ -20,6 +20,7 @@ import numpy as np
 
 from tonk_env.engine import action_table
 from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.safe_arrays import check_file_hash, load_npz, write_sha256_sidecar
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
@@ -202,10 +203,12 @@ class MLPPolicy:
         return out
 
     def save_npz(self, path: str | Path) -> None:
-        """Save weights and metadata to ``.npz`` (no pickled code)."""
+        """Save weights and metadata to ``.npz`` (no pickled code) and its hash to ``FILE.npz.sha256``."""
         arrays: dict[str, Any] = dict(self.weights())
         arrays["meta"] = np.array(json.dumps({**self.meta, "activation": self.activation}))
         np.savez(path, **arrays)
+        written = Path(path) if str(path).endswith(".npz") else Path(f"{path}.npz")  # np.savez adds .npz
+        write_sha256_sidecar(written)
 
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
@@ -224,25 +227,14 @@ def read_npz(path: Path) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndar
     empty, not a zip), lacks one of ``meta``, ``w0``, ``b0``, ... or its
     metadata is not a JSON object.
     """
-    if not path.is_file():
-        raise ValueError(f"{path}: {'not a file' if path.exists() else 'no such file'}")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
-        raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: a single .npy array, not a Tonk policy .npz archive")
-    with data:
-        n = sum(1 for k in data.files if _WEIGHT_ARRAY.fullmatch(k))
-        need = ["meta", *(f"{c}{i}" for i in range(max(n, 1)) for c in "wb")]
-        missing = [k for k in need if k not in data.files]
-        if missing:
-            raise ValueError(f"{path}: not a Tonk policy .npz file (missing array(s): {', '.join(missing)})")
-        try:
-            text = data["meta"]
-            layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
-        except Exception as e:  # a corrupt member fails in zipfile, zlib or numpy's header parser
-            raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
+    data = load_npz(path)  # sizes checked before anything is decompressed
+    n = sum(1 for k in data if _WEIGHT_ARRAY.fullmatch(k))
+    need = ["meta", *(f"{c}{i}" for i in range(max(n, 1)) for c in "wb")]
+    missing = [k for k in need if k not in data]
+    if missing:
+        raise ValueError(f"{path}: not a Tonk policy .npz file (missing array(s): {', '.join(missing)})")
+    text = data["meta"]
+    layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
     return _parse_meta(path, text), layers
 
 
@@ -344,4 +336,6 @@ def load_npz_agent(path: str, seed: int | None = None, deterministic: Any = True
     if params:
         raise ValueError(f"agent npz:{path}: unknown parameters {sorted(params)}; known: deterministic")
     det = parse_bool_param(deterministic, "deterministic", f"npz:{path}")
-    return MLPPolicy.load_npz(path, deterministic=det, seed=seed, name=f"npz:{path}")
+    policy = MLPPolicy.load_npz(path, deterministic=det, seed=seed, name=f"npz:{path}")  # sizes checked
+    check_file_hash(Path(path), f"npz:{path}")
+    return policy

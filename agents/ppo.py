@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from tonk_env.errors import torch_load_message
+from tonk_env.safe_arrays import check_zip_sizes, read_member
+
 from .checkpoint import read_meta, resolve_checkpoint
 from .mlp import MLPPolicy, layers_from_state_dict, parse_bool_param
 
@@ -30,13 +33,14 @@ def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str,
     meta = read_meta(p)
     try:
         with zipfile.ZipFile(p) as z:
-            blob = z.read("policy.pth")
+            check_zip_sizes(z, str(p))
+            blob = read_member(z, "policy.pth", str(p))
     except KeyError:
         raise ValueError(f"{p}: no policy.pth inside; not a MaskablePPO checkpoint") from None
     try:
         state = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
     except Exception as e:  # any failure here means a broken file
-        raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+        raise ValueError(f"{p}: cannot read the policy weights ({torch_load_message(e)})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{p}: policy.pth holds a {type(state).__name__}, not a state dict of tensors")
     check_finite_state(state, f"{p}: policy.pth")

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tonk_env.agent import Agent, register_spec_resolver
+from tonk_env.engine.numbers import parse_float, parse_int
 
 __all__ = [
     "AgentEntry", "FamilyEntry", "KindEntry", "Param", "Spec", "canonical_spec", "list_agents", "make_agent",
@@ -94,11 +95,9 @@ class Param:
                 else:
                     raise ValueError
             elif self.type is int:
-                v = int(t)
+                v = parse_int(t)  # ASCII digits only: int("١٠٠") would be 100
             elif self.type is float:
-                v = float(t)
-                if v != v:
-                    raise ValueError
+                v = parse_float(t)
             else:
                 v = t
         except ValueError:

@@ -56,10 +56,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-import multiprocessing as mp
 import random
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,15 +69,19 @@ from agents.peek import refuse_peek
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, make_rules, new_game, shuffled_deck, to_record
+from tonk_env.engine.numbers import MAX_DERIVED_SEED, check_seed
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.luck import ValueNet, hand_luck, load_value
 from tonk_env.play import play, start_hand
+from tonk_env.workers import process_map
 
 from .luck import LuckReport, luck_report
 from .stats import mean_ci, t_quantile_975
 
 #: Worker processes at most (each is a process: more than this is a typo, not a machine).
 MAX_WORKERS = 256
+#: The most hands of one evaluation.
+MAX_HANDS = 10_000_000
 #: Deal groups per chunk of work handed to a worker (fixed, so results do not depend on workers).
 CHUNK_GROUPS = 8
 
@@ -373,8 +377,8 @@ def _chunks(num_groups: int) -> list[list[int]]:
 
 def _check_counts(hands: Any, workers: Any, record: Any) -> None:
     """Refuse a bad ``hands``, ``workers`` or ``record`` argument of :func:`evaluate`, naming it."""
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"hands must be a positive int, got {hands!r}")
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
+        raise ValueError(f"hands must be an int 1..{MAX_HANDS:,}, got {hands!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     if workers > MAX_WORKERS:
@@ -422,6 +426,7 @@ def evaluate(
     rules_name = rules_name or "custom"
     rules.check_players(players)
     _check_counts(hands, workers, record)
+    check_seed(seed, high=MAX_DERIVED_SEED)  # never negative; a tournament derives 63-bit seeds
     value = _value_for(luck, players, rules)
     luck = value.path if value is not None else None
     arrs = arrangements(len(canon), players)
@@ -448,14 +453,12 @@ def evaluate(
                 if tick:
                     tick(len(part))
         else:
-            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-            ctx = mp.get_context(method)
-            with ctx.Pool(
-                min(workers, len(chunks)),
-                _init_worker,
-                (canon, players, rules, seed, record, luck, allow_peek),
-            ) as pool:
-                for part in pool.imap(_run_chunk, chunks):
+            # the agents load here first: a bad file is named now
+            _Worker(canon, players, rules, seed, record, luck, allow_peek)
+            n = min(workers, len(chunks))
+            init = (canon, players, rules, seed, record, luck, allow_peek)
+            with closing(process_map(_run_chunk, chunks, n, _init_worker, init)) as parts:
+                for part in parts:  # closing: an interrupt takes the workers down at once
                     results.extend(part)
                     if tick:
                         tick(len(part))

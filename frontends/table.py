@@ -29,6 +29,7 @@ from agents.registry import make_agent
 from tonk_env.agent import Agent
 from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, shuffled_deck
 from tonk_env.engine.actions import TAKE
+from tonk_env.engine.numbers import check_seed
 from tonk_env.play import play, start_hand
 
 #: Words for how a hand ended (``Result.kind``).
@@ -90,6 +91,8 @@ class Table:
         seed: int | None = None,
     ) -> None:
         rules.check_players(num_players)
+        if seed is not None:
+            check_seed(seed)  # the one seed rule of every command: 0..2**32 - 1
         self.rules = rules
         self.n = num_players
         self.humans = frozenset(humans)

@@ -194,6 +194,12 @@ class TerminalGame:
             if low == "score":
                 self.show_score()
                 continue
+            if len(low) > MAX_MOVE_TEXT:  # never echo a pasted page back
+                self.say(
+                    f"  ! a move is a few words; that line has {len(text):,} characters ({low[:30]!r}...)"
+                )
+                self.say("  (type a number from the list, or 'help')")
+                continue
             if low in ("log", "history"):
                 self.show_log()
                 continue
@@ -247,10 +253,14 @@ class TerminalGame:
         return s
 
 
+#: The longest line read as a move (longer ones are refused without being echoed).
+MAX_MOVE_TEXT = 100
+
+
 def parse_move(s: GameState, text: str, moves: Sequence[tuple[int, str]]) -> int:
     """Turn what the person typed into a legal action id, or raise ``ValueError`` saying why."""
     low = " ".join(text.lower().split())
-    if low.isdigit():
+    if low.isascii() and low.isdigit():
         k = int(low)
         if not 1 <= k <= len(moves):
             raise ValueError(f"there is no move {k}: pick 1..{len(moves)}")

@@ -119,7 +119,7 @@ def test_eval_record_cli_writes_json_lines(tmp_path: Path, capsys: pytest.Captur
     )  # a folder: refused at once
     assert f"cannot write the hand records to {tmp_path}" in capsys.readouterr().err
     assert main(["eval", "random", "--record", str(out), "--record-hands", "-1"]) == 2
-    assert "--record-hands must be >= 0" in capsys.readouterr().err
+    assert "argument --record-hands: '-1' is out of range; allowed: 0..10,000,000" in capsys.readouterr().err
 
 
 def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:

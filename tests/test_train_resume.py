@@ -109,7 +109,10 @@ def test_a_truncated_newest_checkpoint_falls_back_to_the_previous(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("players: [2\n", "config.yaml: not valid YAML: while parsing a flow sequence"),
+        (
+            "players: [2\n",
+            "config.yaml: not valid YAML: expected ',' or ']', but got '<stream end>' at line 2",
+        ),
         ("", "config.yaml: expected the run's options (key: value lines), got NoneType"),
         ("- 1\n", "config.yaml: expected the run's options (key: value lines), got list"),
         ("colour: red\n", "config.yaml: unknown config key 'colour'"),

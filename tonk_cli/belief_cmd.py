@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 
+from . import args as _args
+
 
 def cmd_data(args: argparse.Namespace) -> int:
     """Generate a dataset and print its summary."""
@@ -97,13 +99,28 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     d = bs.add_parser("data", help="play hands of the agent mix and write labelled positions (.npz)")
     d.add_argument("--out", required=True, help="the dataset file to write")
-    d.add_argument("--hands", type=int, default=12000, help="hands of the training mix")
-    d.add_argument("--style-hands", type=int, default=800, help="hands against the held-out style")
-    d.add_argument("--players", type=int, default=2)
+    d.add_argument("--hands", type=_args.hands, default=12000, help="hands of the training mix")
+    d.add_argument(
+        "--style-hands",
+        type=_args.count(0, _args.MAX_HANDS),
+        default=800,
+        help="hands against the held-out style",
+    )
+    d.add_argument("--players", type=_args.players, default=2)
     d.add_argument("--rules", default="standard", metavar="PRESET")
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--play-share", type=float, default=0.25, help="chance to record a play-phase decision")
-    d.add_argument("--holdout-every", type=int, default=10, help="hold out every k-th hand of the mix")
+    d.add_argument("--seed", type=_args.seed, default=0)
+    d.add_argument(
+        "--play-share",
+        type=_args.number(0.0, 1.0),
+        default=0.25,
+        help="chance to record a play-phase decision",
+    )
+    d.add_argument(
+        "--holdout-every",
+        type=_args.count(2, 1_000_000),
+        default=10,
+        help="hold out every k-th hand of the mix",
+    )
     d.add_argument("--no-progress", action="store_true")
     d.set_defaults(func=cmd_data)
 
@@ -114,18 +131,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out-dir", default=None, help="where to write it (default: the package's agents/beliefs/)"
     )
     t.add_argument("--hidden", default="256,256", help="hidden layer sizes")
-    t.add_argument("--epochs", type=int, default=20)
-    t.add_argument("--batch-size", type=int, default=512)
-    t.add_argument("--lr", type=float, default=1e-3)
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--torch-threads", type=int, default=1)
+    t.add_argument("--epochs", type=_args.count(1, 10_000), default=20)
+    t.add_argument("--batch-size", type=_args.count(1, 1_000_000), default=512)
+    t.add_argument("--lr", type=_args.number(1e-9, 1.0), default=1e-3)
+    t.add_argument("--seed", type=_args.seed, default=0)
+    t.add_argument("--torch-threads", type=_args.count(1, 256), default=1)
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=cmd_train)
 
     m = bs.add_parser("metrics", help="compare a model with the hand-written one on held-out positions")
     m.add_argument("data", help="a dataset written by tonk belief data")
     m.add_argument("--model", default="2p", help="a shipped model's name or a path to its .npz")
-    m.add_argument("--seed", type=int, default=0, help="seed of the sampled hands behind P(lowest)")
+    m.add_argument("--seed", type=_args.seed, default=0, help="seed of the sampled hands behind P(lowest)")
     m.add_argument("--json", action="store_true")
     m.add_argument(
         "--update-card", action="store_true", help="write the metrics into the shipped model's card"

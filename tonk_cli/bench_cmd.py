@@ -17,6 +17,8 @@ import time
 
 from tonk_env.engine import PRESETS
 
+from . import args as _args
+
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a speed benchmark (or the exact check) and print its figures."""
@@ -57,8 +59,6 @@ def _exact(args: argparse.Namespace) -> int:
 
     from tonk_env.core import CoreMismatchError, exact_check, exact_runs
 
-    if args.hands < 1:
-        raise ValueError(f"--hands must be >= 1, got {args.hands}")
     only = [args.rules] if args.only_rules else None
     runs = exact_runs(args.hands, only, args.players_list)
     done = decisions = 0
@@ -121,13 +121,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("what", choices=["engine", "env", "exact"])
     b.add_argument("--rules", default="standard", choices=list(PRESETS), help="rules preset")
-    b.add_argument("--players", type=int, default=2, help="players (engine, env)")
-    b.add_argument("--trials", type=int, default=5, help="timed trials; the median is reported")
-    b.add_argument("--seconds", type=float, default=1.0, help="seconds per trial")
+    b.add_argument("--players", type=_args.players, default=2, help="players (engine, env)")
+    b.add_argument(
+        "--trials", type=_args.count(1, 1000), default=5, help="timed trials; the median is reported"
+    )
+    b.add_argument("--seconds", type=_args.number(0.001, 3600), default=1.0, help="seconds per trial")
     b.add_argument("--with-obs", action="store_true", help="engine: build the observation every decision")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.add_argument("--no-progress", action="store_true", help="exact: no progress bar")
-    b.add_argument("--hands", type=int, default=100_000, help="exact: hands to check (default 100,000)")
+    b.add_argument(
+        "--hands",
+        type=_args.count(1, _args.MAX_HANDS),
+        default=100_000,
+        help="exact: hands to check (default 100,000)",
+    )
     b.add_argument(
         "--players-list",
         type=_players,
@@ -138,5 +145,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--only-rules", action="store_true", help="exact: only the --rules preset (default: every preset)"
     )
-    b.add_argument("--seed", type=int, default=0, help="exact: seed of the first configuration")
+    b.add_argument("--seed", type=_args.seed, default=0, help="exact: seed of the first configuration")
     b.set_defaults(func=cmd_bench)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from . import args as _args
+
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a duplicate evaluation and print the table (or JSON)."""
@@ -21,8 +23,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     name = args.rules + ("".join(f" --set {s}" for s in args.set) if args.set else "")
     specs = [args.agent, *(args.opponents or ["random"])]
     progress = not (args.json or args.quiet or args.no_progress) and sys.stderr.isatty()
-    if args.record_hands < 0:
-        raise ValueError(f"--record-hands must be >= 0, got {args.record_hands}")
     if args.record:
         write_hands(args.record, [])  # a path that cannot be written fails now, not after the evaluation
     res = evaluate(
@@ -68,8 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     e.add_argument("agent", metavar="AGENT", help="agent spec, e.g. heuristic:expert (see `tonk agents`)")
     e.add_argument("opponents", metavar="OPPONENT", nargs="*", help="opponent specs (default: random)")
-    e.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to whole deal groups")
-    e.add_argument("--players", type=int, default=2, help="seats at the table (2..6)")
+    e.add_argument(
+        "--hands", type=_args.hands, default=1000, help="hands to play, rounded up to whole deal groups"
+    )
+    e.add_argument("--players", type=_args.players, default=2, help="seats at the table (2..6)")
     e.add_argument(
         "--rules",
         default="standard",
@@ -79,8 +81,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument(
         "--set", action="append", metavar="OPTION=VALUE", help="change one rules option (repeatable)"
     )
-    e.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents")
-    e.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    e.add_argument("--seed", type=_args.seed, default=0, help="seed of the deals and the agents")
+    e.add_argument(
+        "--workers", type=_args.workers, default=1, help="worker processes (results do not depend on it)"
+    )
     e.add_argument(
         "--luck",
         metavar="VALUE",
@@ -96,7 +100,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write the first --record-hands hands as JSON lines of hand records (for the replay viewer)",
     )
     e.add_argument(
-        "--record-hands", type=int, default=20, metavar="N", help="hands --record writes (default 20)"
+        "--record-hands",
+        type=_args.count(0, _args.MAX_HANDS),
+        default=20,
+        metavar="N",
+        help="hands --record writes (default 20)",
     )
     e.add_argument(
         "--allow-peek",

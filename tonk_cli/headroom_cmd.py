@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from . import args as _args
+
 
 def cmd_headroom(args: argparse.Namespace) -> int:
     """Measure the gap and print its table (or JSON)."""
@@ -51,12 +53,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--agent", default="zoo:2p", help="the policy network measured (zoo:NAME, npz:FILE, ppo:RUN)"
     )
     g.add_argument("--opponent", default="search:ismcts", help="the agent it plays to reach positions")
-    g.add_argument("--positions", type=int, default=5000, help="positions to value (whole hands are played)")
-    g.add_argument("--worlds", type=int, default=64, help="sampled worlds per position (playouts per action)")
-    g.add_argument("--players", type=int, default=2, help="seats at the table")
+    g.add_argument(
+        "--positions",
+        type=_args.count(1, 10_000_000),
+        default=5000,
+        help="positions to value (whole hands are played)",
+    )
+    g.add_argument(
+        "--worlds",
+        type=_args.count(2, 100_000),
+        default=64,
+        help="sampled worlds per position (playouts per action)",
+    )
+    g.add_argument("--players", type=_args.players, default=2, help="seats at the table")
     g.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset")
     g.add_argument("--set", action="append", metavar="OPTION=VALUE", help="change one rules option")
-    g.add_argument("--seed", type=int, default=0, help="seed of the deals, the agents and the worlds")
+    g.add_argument("--seed", type=_args.seed, default=0, help="seed of the deals, the agents and the worlds")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     g.add_argument("--out", metavar="FILE.json", help="also write the JSON object to this file")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import args as _args
+
 
 def _parse_mix(items: list[str] | None) -> dict[str, float] | None:
     """``SPEC=WEIGHT`` items as a mix (None: the default mix)."""
@@ -100,22 +102,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         "after each stock draw. Writes OUT (.npz) and its card OUT with .json.",
     )
     f.add_argument("out", metavar="OUT", help="the value file to write (ends in .npz)")
-    f.add_argument("--hands", type=int, default=8000, help="hands to simulate")
-    f.add_argument("--players", type=int, default=2, help="seats at the table (2..6)")
+    f.add_argument("--hands", type=_args.hands, default=8000, help="hands to simulate")
+    f.add_argument("--players", type=_args.players, default=2, help="seats at the table (2..6)")
     f.add_argument("--rules", default="standard", metavar="PRESET", help="rules preset")
     f.add_argument("--set", action="append", metavar="OPTION=VALUE", help="change one rules option")
-    f.add_argument("--seed", type=int, default=0, help="seed of the fitting deals, agents and network")
+    f.add_argument("--seed", type=_args.seed, default=0, help="seed of the fitting deals, agents and network")
     f.add_argument(
         "--mix", action="append", metavar="SPEC=WEIGHT",
         help="an agent of the mix and its weight (repeatable; default: train.luck_fit.DEFAULT_MIX)",
     )  # fmt: skip
     f.add_argument("--hidden", default="256,256", help="hidden layer sizes, comma-separated")
-    f.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
+    f.add_argument("--lr", type=_args.number(1e-9, 1.0), default=1e-3, help="Adam's learning rate")
     f.add_argument(
-        "--epochs", type=int, default=30, help="passes over the data (the best held-out one is kept)"
+        "--epochs",
+        type=_args.count(1, 10_000),
+        default=30,
+        help="passes over the data (the best held-out one is kept)",
     )
     f.add_argument(
-        "--workers", type=int, default=1, help="processes playing the hands (data do not depend on it)"
+        "--workers",
+        type=_args.workers,
+        default=1,
+        help="processes playing the hands (data do not depend on it)",
     )
     f.add_argument(
         "--hands-file", metavar="JSONL",

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from tonk_env.engine import GameState, SeatInfo, TonkRules, make_rules, parse_assignments
 
+from . import args as _args
+
 
 def _rules_from_args(args: argparse.Namespace) -> TonkRules:
     """The rules of ``--rules PRESET`` with each ``--set option=value``."""
@@ -99,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="play and print one hand between random players")
     _add_rules_args(d)
-    d.add_argument("--players", type=int, default=2)
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--players", type=_args.players, default=2)
+    d.add_argument("--seed", type=_args.seed, default=0)
     d.set_defaults(func=cmd_demo)
 
     for module_name in SUBCOMMAND_MODULES:
@@ -131,9 +133,27 @@ SUBCOMMAND_MODULES = (
 )
 
 
+#: The list positionals that may go on after flags (``tonk train CONFIG --no-progress total_steps=10``).
+_TRAILING_LISTS = ("overrides", "items", "opponents")
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; ``KEY=VALUE`` overrides (and other list positionals) may come before or after flags."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        target = next((n for n in _TRAILING_LISTS if isinstance(getattr(args, n, None), list)), None)
+        if target is None or any(x.startswith("-") for x in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        getattr(args, target).extend(extra)
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tonk`` console command."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = _parse(build_parser(), argv)
+    except SystemExit as e:  # a bad flag (argparse said why, exit status 2) or --help (0): a return code
+        return e.code if isinstance(e.code, int) else 2
     # SIGTERM unwinds like Ctrl-C: ``with`` blocks close their worker pools and files instead of
     # the process dying with its workers orphaned (training installs its own graceful handler).
     global _MAIN_PID

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from . import args as _args
+
 _PRESETS_HELP = "rules preset (standard, hit_penalty, full_waiting, seven_card, low_tonk, no_upcard)"
 
 
@@ -107,7 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--players",
-        type=int,
+        type=_args.players,
         default=None,
         help="seats at the table, 2..6 (default: one more than the opponents given, at least 2)",
     )
@@ -124,10 +126,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="agent specs for the other seats, cycled to fill them (default: heuristic:expert)",
     )
-    p.add_argument("--seat", type=int, default=0, help="your seat (seat 0 plays first in the first hand)")
-    p.add_argument("--hands", type=int, default=1, help="hands to play (0: until you quit)")
     p.add_argument(
-        "--seed", type=int, default=None, help="seed of the deals and the agents (default: random)"
+        "--seat", type=_args.count(0, 5), default=0, help="your seat (seat 0 plays first in the first hand)"
+    )
+    p.add_argument(
+        "--hands", type=_args.count(0, _args.MAX_HANDS), default=1, help="hands to play (0: until you quit)"
+    )
+    p.add_argument(
+        "--seed", type=_args.seed, default=None, help="seed of the deals and the agents (default: random)"
     )
     p.set_defaults(func=cmd_play)
 

@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any
 
+from . import args as _args
+
 #: command-line flags that override a config key (flag dest -> key)
 _OVERRIDES = (
     "hands",
@@ -140,30 +142,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--resume", metavar="DIR", help="finish (or extend with new checkpoints) the tournament in DIR"
     )
-    t.add_argument("--hands", type=int, help="hands per match, rounded up to whole deal groups (default 200)")
-    t.add_argument("--players", type=int, help="seats at a table: 2 (pairs), 3 or 4 (default 2)")
+    t.add_argument(
+        "--hands", type=_args.hands, help="hands per match, rounded up to whole deal groups (default 200)"
+    )
+    t.add_argument("--players", type=_args.players, help="seats at a table: 2 (pairs), 3 or 4 (default 2)")
     t.add_argument("--format", choices=["round-robin", "gauntlet"], help="round-robin (default) or gauntlet")
     t.add_argument("--fixed", nargs="+", metavar="AGENT", help="gauntlet: the agents every entrant plays")
     t.add_argument("--rules", default=None, metavar="PRESET", help="rules preset (default standard)")
     t.add_argument(
         "--set", action="append", metavar="OPTION=VALUE", help="change one rules option (repeatable)"
     )
-    t.add_argument("--seed", type=int, help="tournament seed: every match's deals derive from it (default 0)")
+    t.add_argument(
+        "--seed", type=_args.seed, help="tournament seed: every match's deals derive from it (default 0)"
+    )
     t.add_argument(
         "--out", metavar="DIR", help="tournament folder (default tournaments/<config name or hash>)"
     )
-    t.add_argument("--workers", type=int, help="matches played at once on this machine (default 1)")
+    t.add_argument("--workers", type=_args.workers, help="matches played at once on this machine (default 1)")
     t.add_argument("--backend", choices=["local", "ray"], help="local processes (default) or Ray tasks")
     t.add_argument("--address", metavar="HOST:PORT", help="Ray cluster to join (default: start a local Ray)")
     t.add_argument(
-        "--bootstrap", type=int, help="bootstrap resamples for the rating intervals (default 1000)"
+        "--bootstrap",
+        type=_args.count(0, 1_000_000),
+        help="bootstrap resamples for the rating intervals (default 1000)",
     )
     t.add_argument(
         "--anchor", metavar="AGENT", help="entrant rated 1000 (default random if playing; 'mean': mean 1500)"
     )
     t.add_argument(
         "--sample-hands",
-        type=int,
+        type=_args.count(0, _args.MAX_HANDS),
         metavar="N",
         help="hands of each match recorded in DIR/hands/ for the replay viewer (default 4; 0: none)",
     )

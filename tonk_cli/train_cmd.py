@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import args as _args
+
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train from ``CONFIG.yaml [key=value ...]`` or ``--resume RUN_DIR``."""
@@ -97,9 +99,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("overrides", nargs="*", metavar="KEY=VALUE")
     q.add_argument("--baselines", nargs="+", default=["random", "heuristic:greedy", "heuristic:expert"])
-    q.add_argument("--hands", type=int, default=2000, help="duplicate hands per baseline")
-    q.add_argument("--seed", type=int, default=2024)
-    q.add_argument("--workers", type=int, default=1)
+    q.add_argument("--hands", type=_args.hands, default=2000, help="duplicate hands per baseline")
+    q.add_argument("--seed", type=_args.seed, default=2024)
+    q.add_argument("--workers", type=_args.workers, default=1)
     q.add_argument("--json", action="store_true")
     q.add_argument("--no-progress", action="store_true")
     q.set_defaults(func=cmd_pipeline)

@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from . import args as _args
+
 #: The baselines of a card's evaluation, weakest first (the last one is the headline); two-player
 #: entries meet the search too, as in docs/RESULTS.md's tables.
 BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
@@ -254,9 +256,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "heuristic:greedy, heuristic:expert, and search:ismcts for 2 players)",
     )  # fmt: skip
     za.add_argument("--headline", metavar="SPEC", help="the opponent of the headline (default: the last)")
-    za.add_argument("--hands", type=int, default=2000, help="duplicate hands per opponent")
-    za.add_argument("--seed", type=int, default=2024, help="seed of the evaluation deals")
-    za.add_argument("--workers", type=int, default=1, help="evaluation processes")
+    za.add_argument("--hands", type=_args.hands, default=2000, help="duplicate hands per opponent")
+    za.add_argument("--seed", type=_args.seed, default=2024, help="seed of the evaluation deals")
+    za.add_argument("--workers", type=_args.workers, default=1, help="evaluation processes")
     za.add_argument("--machine", help="the training machine in words (default: this machine)")
     za.add_argument("--no-progress", action="store_true", help="no progress bars")
     za.set_defaults(func=cmd_zoo)

@@ -482,6 +482,42 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
                 self._S, games, self._learner, self.P, _SUIT_VALUE, self._obs[:, self.obs_size :]
             )
 
+    def random_state(self) -> dict[str, Any]:
+        """The deal counters and every generator of the games, as JSON data (for an exact resume).
+
+        After :meth:`set_random_state` with it, ``reset()`` (without a seed)
+        deals what this env's next ``reset()`` would have dealt.
+        """
+        return {
+            "seed": int(self._seed),
+            "dealt": bool(self._dealt),
+            "counters": self._counters.tolist(),
+            "kernel_rng": [int(x) for x in self._rng.tolist()],
+            "gens": [g.bit_generator.state for g in self._gens],
+            "np_random": self._np_random.bit_generator.state if self._np_random is not None else None,
+        }
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`random_state`; ``ValueError`` if it is not this env's (another number of games)."""
+        B = self.num_envs
+        try:
+            counters = np.asarray(state["counters"], dtype=np.int64)
+            kernel = np.asarray([int(x) for x in state["kernel_rng"]], dtype=np.uint64)
+            gens = list(state["gens"])
+            if counters.shape != (B,) or kernel.shape != (B,) or len(gens) not in (0, B):
+                raise ValueError(f"it holds {counters.shape[0]} games, this env {B}")
+            self._seed_all(int(state["seed"]))
+            self._counters[:] = counters
+            self._rng[:] = kernel
+            self._gens = [np.random.default_rng() for _ in gens]
+            for gen, saved in zip(self._gens, gens, strict=True):
+                gen.bit_generator.state = saved
+            if state["np_random"] is not None and self._np_random is not None:
+                self._np_random.bit_generator.state = state["np_random"]
+            self._dealt = bool(state["dealt"])
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise ValueError(f"vector env: the saved random state does not fit ({e})") from None
+
     # -- hands ---------------------------------------------------------------------------------
 
     def _seed_all(self, seed: int) -> None:

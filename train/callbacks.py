@@ -8,6 +8,7 @@ receives an ``evaluate`` callable shaped like :func:`eval.duplicate.evaluate`
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,13 +25,16 @@ from .checkpoint import save_run_checkpoint
 from .config import TrainConfig
 from .evaluation import Evaluator, evaluate_layers, require_evaluator
 from .plots import plot_learning_curve
+from .runstate import capture_state, redeal, restore_state, write_state
 
 RESULT_KINDS = ("instant_win", "void", "tonk_out", "run_out", "drop_won", "caught", "stock_out")
 
 
 def policy_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The learner's policy network as numpy layers."""
-    return layers_from_state_dict(model.policy.state_dict())
+    """The learner's policy network as numpy layers (copies: later updates leave them as they are)."""
+    # layers_from_state_dict returns views of the torch tensors, which the next PPO update changes in
+    # place; the pool's saved latest and snapshots must be the weights of the moment they were taken
+    return [(w.copy(), b.copy()) for w, b in layers_from_state_dict(model.policy.state_dict())]
 
 
 class TonkCallback(BaseCallback):
@@ -47,6 +51,7 @@ class TonkCallback(BaseCallback):
         resume_from: Path | None = None,
         progress: bool = True,
         evaluate: Evaluator | None = None,
+        resume_state: dict[str, Any] | None = None,
     ) -> None:
         require_evaluator(cfg, evaluate)
         super().__init__(verbose=0)
@@ -54,6 +59,7 @@ class TonkCallback(BaseCallback):
         self.evaluator = evaluate
         self.run_dir = run_dir
         self.resume_from = resume_from
+        self.resume_state = resume_state
         self.progress = progress
         self.stop_reason: str | None = None
         self.metrics_path = run_dir / "metrics.jsonl"
@@ -91,7 +97,20 @@ class TonkCallback(BaseCallback):
         if self.resume_from is not None:
             self._load_pool(self.resume_from.with_suffix(""))
             self.last_ckpt_step = step
-            self._log_event({"type": "resume", "step": step, "checkpoint": self.resume_from.name})
+            exact = self.resume_state is not None
+            if self.resume_state is not None:  # the checkpoint's random streams: the same hands from here on
+                try:
+                    restore_state(self.training_env, self.resume_state)
+                except ValueError as e:  # e.g. n_envs overridden on resume
+                    exact = False
+                    print(
+                        f"tonk train: {e}; the run resumes, but not exactly as it would have gone on",
+                        file=sys.stderr,
+                    )
+                redeal(self.model, self.training_env)
+            self._log_event(
+                {"type": "resume", "step": step, "checkpoint": self.resume_from.name, "exact": exact}
+            )
         else:
             self.latest = policy_layers(self.model)
             self._push(latest=self.latest)
@@ -139,9 +158,6 @@ class TonkCallback(BaseCallback):
         if self.next_eval is not None and step >= self.next_eval:
             self.evaluate()
             self.next_eval = _next_multiple(step, cfg.eval.every)
-        if step >= self.next_ckpt:
-            self.checkpoint()
-            self.next_ckpt = _next_multiple(step, cfg.checkpoint_every)
         return self.stop_reason is None
 
     def _begin_phase(self, phase: str) -> None:
@@ -161,6 +177,13 @@ class TonkCallback(BaseCallback):
 
     def _on_rollout_start(self) -> None:
         self._end_phase()
+        step = self.num_timesteps
+        if step >= self.next_ckpt and step != self.last_ckpt_step:
+            # at a rollout boundary, after the update: what a resume needs is the weights and the random
+            # streams, and every env starts a new hand from the saved streams (train/runstate.py)
+            self.checkpoint()
+            redeal(self.model, self.training_env)
+            self.next_ckpt = _next_multiple(step, self.cfg.checkpoint_every)
         self._begin_phase("collect")
 
     def _on_rollout_end(self) -> None:
@@ -223,9 +246,12 @@ class TonkCallback(BaseCallback):
 
     # -- checkpoints and evaluation ------------------------------------------------------
     def checkpoint(self) -> Path:
-        """Save ``checkpoints/step_<N>.zip`` and the pool beside it."""
+        """Save ``checkpoints/step_<N>.zip``, and beside it the pool and the random state (written first)."""
+        step = int(self.num_timesteps)
+        folder = self.run_dir / "checkpoints" / f"step_{step}"
+        self._save_pool(folder)
+        write_state(folder, capture_state(self.training_env), self.run_dir)
         path = save_run_checkpoint(self.cfg, self.model, self.run_dir)
-        self._save_pool(path.with_suffix(""))
         self.last_ckpt_step = self.num_timesteps
         self._log_event(
             {"type": "checkpoint", "step": self.num_timesteps, "path": str(path.relative_to(self.run_dir))}

@@ -31,7 +31,9 @@ import torch
 from agents.checkpoint import FORMAT, META_NAME, read_meta
 from agents.ppo import check_finite_state, load_policy, load_policy_state
 from tonk_env.engine import TonkRules, action_table, make_rules
+from tonk_env.errors import torch_load_message
 from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.safe_arrays import check_zip_sizes, read_member
 
 from .config import TrainConfig
 
@@ -117,6 +119,7 @@ def read_run_checkpoint(path: Path) -> RunCheckpoint:
     meta = read_meta(path)
     try:
         with zipfile.ZipFile(path) as z:
+            check_zip_sizes(z, str(path))  # before testzip, which decompresses every member
             bad = z.testzip()
             if bad is not None:
                 raise ValueError(f"{path}: member {bad} is corrupt (truncated or altered)")
@@ -125,7 +128,7 @@ def read_run_checkpoint(path: Path) -> RunCheckpoint:
                 raise ValueError(f"{path}: no {', '.join(sorted(missing))} inside; not a run checkpoint")
             policy = _tensors(z, "policy.pth", path)
             optimizer = _tensors(z, "policy.optimizer.pth", path)
-            data = json.loads(z.read("data"))
+            data = json.loads(read_member(z, "data", str(path)))
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as e:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -158,9 +161,9 @@ def _counters(data: Any, path: Path) -> dict[str, int]:
 def _tensors(z: zipfile.ZipFile, name: str, path: Path) -> dict[str, Any]:
     """A ``torch.save``d state dict read with ``weights_only=True`` (no pickled code runs)."""
     try:
-        state = torch.load(io.BytesIO(z.read(name)), map_location="cpu", weights_only=True)
+        state = torch.load(io.BytesIO(read_member(z, name, str(path))), map_location="cpu", weights_only=True)
     except Exception as e:  # a truncated or planted member fails in zipfile, zlib or torch's safe unpickler
-        raise ValueError(f"{path}: cannot read {name} safely ({type(e).__name__}: {e})") from None
+        raise ValueError(f"{path}: cannot read {name} safely ({torch_load_message(e)})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: {name} holds a {type(state).__name__}, not a state dict")
     return state

@@ -25,6 +25,8 @@ import yaml
 
 from agents.registry import check_spec
 from tonk_env.engine import make_rules
+from tonk_env.engine.numbers import MAX_SEED
+from tonk_env.errors import yaml_message
 
 #: The most processes one setting may start (``eval.workers``, ``pretrain.workers``, ``n_envs`` with
 #: ``subproc``); the same cap as ``eval.duplicate.MAX_WORKERS`` (``train`` does not import ``eval``).
@@ -32,8 +34,6 @@ MAX_WORKERS = 256
 #: The widest hidden layer, and the most hidden layers, of ``net.pi`` and ``net.vf``.
 MAX_LAYER_SIZE = 8192
 MAX_LAYERS = 32
-#: The largest ``seed`` (numpy's global generator takes ``0 .. 2**32 - 1``).
-MAX_SEED = 2**32 - 1
 #: Torch devices a run may name (``auto``: SB3's choice, a GPU if there is one).
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]{1,3})?")
 
@@ -632,7 +632,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         try:
             value = yaml.safe_load(text)
         except yaml.YAMLError as e:
-            raise ValueError(f"config override {item!r}: cannot read the value ({e})") from None
+            raise ValueError(f"config override {item!r}: cannot read the value ({yaml_message(e)})") from None
         set_path(out, key.strip(), value)
     return out
 
@@ -671,7 +671,7 @@ def read_config_file(path: str | Path, defaults: bool = False) -> dict[str, Any]
         with p.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
             data = yaml.safe_load(f)
     except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"config file {p} is not valid YAML: {e}") from None
+        raise ValueError(f"config file {p} is not valid YAML: {yaml_message(e)}") from None
     except RecursionError:
         raise ValueError(f"config file {p} is not valid YAML: nested too deeply") from None
     except OSError as e:

@@ -175,6 +175,19 @@ class CoreVecEnv(VecEnv):
             f"env_method({method_name!r}): vec_env core answers {', '.join(sorted(_METHODS))}"
         )
 
+    def random_state(self) -> dict[str, Any]:
+        """The games' deal counters and generators and every pool's streams, as JSON data."""
+        return {"core": self.env.random_state(), "pools": [p.random_state() for p in self.pools]}
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`random_state`; the next ``reset`` deals what the saved env would have dealt."""
+        pools = state.get("pools") if isinstance(state, dict) else None
+        if not isinstance(pools, list) or len(pools) != len(self.pools):
+            raise ValueError(f"vec_env core: the saved state is not for {len(self.pools)} games")
+        self.env.set_random_state(state["core"])
+        for pool, saved in zip(self.pools, pools, strict=True):
+            pool.set_random_state(saved)
+
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         """No game is a wrapped gymnasium env."""
         return [False for _ in self._get_indices(indices)]

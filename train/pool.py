@@ -33,6 +33,7 @@ from agents.registry import make_agent
 from tonk_env.agent import Agent
 
 from .config import PoolConfig
+from .rngstate import rng_state, set_rng_state
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
 
@@ -125,6 +126,43 @@ class OpponentPool:
 
     __call__ = sample
 
+    def random_state(self) -> dict[str, Any]:
+        """Every random stream of the pool's draws (its agents' generators) and its counts, as JSON data."""
+        return {
+            "counts": dict(self.counts),
+            "uniform": rng_state(self._uniform.rng),
+            "baselines": [rng_state(getattr(agent, "rng", None)) for _, _, agent in self.baselines],
+            # a frozen copy draws only when opponents sample (sample_opponents); else nothing to keep
+            "latest": _sampling_state(self.latest),
+            "snapshots": [_sampling_state(p) for p in self.snapshots],
+        }
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`random_state` (after the same latest copy and snapshots were pushed again)."""
+        what = "opponent pool"
+        if not isinstance(state, dict) or len(state.get("snapshots", ())) != len(self.snapshots):
+            raise ValueError(
+                f"{what}: the saved state does not match the pool's {len(self.snapshots)} snapshot(s)"
+            )
+        if len(state.get("baselines", ())) != len(self.baselines):
+            raise ValueError(f"{what}: the saved state does not match the pool's baselines")
+        self.counts = {str(k): int(v) for k, v in state["counts"].items()}
+        set_rng_state(self._uniform.rng, state["uniform"], f"{what} (uniform)")
+        for (spec, _, agent), saved in zip(self.baselines, state["baselines"], strict=True):
+            set_rng_state(getattr(agent, "rng", None), saved, f"{what} ({spec})")
+        if state["latest"] is not None:
+            set_rng_state(getattr(self.latest, "rng", None), state["latest"], f"{what} (latest)")
+        for pol, saved in zip(self.snapshots, state["snapshots"], strict=True):
+            if saved is not None:
+                set_rng_state(pol.rng, saved, f"{what} ({pol.name})")
+
+
+def _sampling_state(policy: Any) -> dict[str, Any] | None:
+    """A frozen copy's generator state when it samples its moves, else None (it draws nothing)."""
+    if policy is None or getattr(policy, "deterministic", True):
+        return None
+    return rng_state(getattr(policy, "rng", None))
+
 
 class _Uniform:
     """Fallback opponent before the first frozen copy exists: uniform over the mask."""
@@ -157,6 +195,15 @@ class PoolWrapper(gym.Wrapper):
             self.pool.set_latest(latest, activation)
         if snapshot is not None:
             self.pool.add_snapshot(snapshot, activation, step)
+
+    def random_state(self) -> dict[str, Any]:
+        """The env's generator (deals, seats, pool draws) and the pool's streams, as JSON data."""
+        return {"env": rng_state(self.env.unwrapped.np_random), "pool": self.pool.random_state()}
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`random_state`; the next ``reset`` deals what the saved env would have dealt."""
+        set_rng_state(self.env.unwrapped.np_random, state["env"], "training env")
+        self.pool.set_random_state(state["pool"])
 
     def pool_counts(self) -> dict[str, int]:
         """How often each pool member has been drawn in this env."""

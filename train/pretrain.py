@@ -43,10 +43,10 @@ acknowledgement) carry no decision and are not recorded.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import random
 import time
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ from tonk_env.engine import START, make_rules, seat_info
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
 from tonk_env.obs import obs_layout
 from tonk_env.single import TonkSingleAgentEnv
+from tonk_env.workers import process_map
 
 from .config import TrainConfig, config_from_dict
 from .oracle import privileged_features, privileged_size
@@ -239,8 +240,8 @@ def collect_demos(
             if bar is not None:
                 bar.update(job[3])
     else:
-        with mp.get_context("spawn").Pool(min(workers, len(jobs))) as pool:
-            for job, part in zip(jobs, pool.imap(_play_block, jobs), strict=True):
+        with closing(process_map(_play_block, jobs, min(workers, len(jobs)), method="spawn")) as blocks:
+            for job, part in zip(jobs, blocks, strict=True):  # closing: an interrupt ends the workers
                 parts.append(part)
                 if bar is not None:
                     bar.update(job[3])

@@ -34,6 +34,8 @@ from agents.mlp import MLPPolicy
 from agents.ppo import check_finite_state
 from agents.rllib_agent import FORMAT, META_NAME, read_rllib_meta
 from tonk_env.engine import TonkRules
+from tonk_env.errors import torch_load_message
+from tonk_env.safe_arrays import check_torch_file
 
 from .callbacks import Layers, read_pool
 
@@ -137,11 +139,12 @@ def read_rllib_checkpoint(path: Path, rules: TonkRules, num_players: int) -> Rll
     if meta.get("num_players") != num_players:
         raise ValueError(f"{path}: trained for {meta.get('num_players')} players, this run has {num_players}")
     try:
+        check_torch_file(path / "learner.pt")  # its sizes, before torch decompresses anything
         state = torch.load(path / "learner.pt", map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise ValueError(f"{path}: no learner.pt inside; not a resumable RLlib checkpoint") from None
     except Exception as e:  # a truncated or planted file fails in torch's safe unpickler
-        raise ValueError(f"{path}: cannot read learner.pt safely ({type(e).__name__}: {e})") from None
+        raise ValueError(f"{path}: cannot read learner.pt safely ({torch_load_message(e)})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: learner.pt holds a {type(state).__name__}, not a state dict")
     check_finite_state(state.get("rl_module", {}), f"{path}: learner.pt")

@@ -6,13 +6,15 @@
     run.json             rules and their hash, observation layout, versions, torch's CPU kernels
     tb/                  TensorBoard logs
     metrics.jsonl        one JSON line per evaluation and per rollout summary
-    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps (+ pool/)
+    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps, at a rollout boundary, and
+                         step_<N>/ (the pool, train_state.json, that moment's best.*)
     best.zip             the checkpoint with the best evaluation score
     learning_curve.png   stakes/hand against each evaluation opponent vs steps
     summary.json         final figures: steps, wall time, throughput, last evaluation
 
 ``resume(run_dir)`` continues from the newest checkpoint that reads back
-whole, with the same step count, optimizer state and opponent pool; the model
+whole, with the same step count, optimizer state, opponent pool and random
+streams, so it ends as the run it replaced would have (:mod:`train.runstate`); the model
 is rebuilt from ``config.yaml`` and nothing in the folder is unpickled
 (:mod:`train.checkpoint`). SIGINT and SIGTERM stop training at the next step
 and save a checkpoint first.
@@ -46,6 +48,7 @@ from threadpoolctl import threadpool_limits
 
 from agents.checkpoint import run_checkpoints
 from tonk_env.engine import action_table, make_rules
+from tonk_env.errors import yaml_message
 from tonk_env.obs import OBS_VERSION, obs_layout
 
 from .callbacks import TonkCallback, append_jsonl, read_best_score, read_pool
@@ -59,6 +62,7 @@ from .pool import OpponentPool, PoolWrapper
 from .pretrain import pretrain
 from .rllib_setup import require_rllib
 from .rundir import make_run_dir
+from .runstate import read_state, rewind_run
 from .shaping import CountShaping
 from .vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv
 
@@ -237,7 +241,14 @@ def resume(
             f"{run_dir}: the run is finished (step {step:,} of total_steps {cfg.total_steps:,}); to train "
             f"further, raise the total: tonk train --resume {run_dir} total_steps={2 * max(step, 1)}"
         )
-    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate)
+    folder = ckpt.path.with_suffix("")
+    state = read_state(folder)
+    if state is None:
+        say(
+            f"{ckpt.path.name} has no {folder.name}/train_state.json (an older Tonk RL): the run resumes, "
+            "but not exactly as it would have gone on"
+        )
+    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate, resume_state=state)
 
 
 def _stderr(text: str) -> None:
@@ -253,7 +264,7 @@ def _run_config(run_dir: Path, overrides: dict[str, Any] | None) -> TrainConfig:
         with cfg_path.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
             data = yaml.safe_load(f)
     except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"{cfg_path}: not valid YAML: {e}") from None
+        raise ValueError(f"{cfg_path}: not valid YAML: {yaml_message(e)}") from None
     except RecursionError:
         raise ValueError(f"{cfg_path}: not valid YAML: nested too deeply") from None
     except OSError as e:
@@ -282,6 +293,7 @@ def _resumable_checkpoint(run_dir: Path, say: Callable[[str], None]) -> RunCheck
             if ckpt.step != step:
                 raise ValueError(f"{path}: it holds step {ckpt.step}, its name says {step}")
             read_pool(path.with_suffix(""))
+            read_state(path.with_suffix(""))
         except ValueError as e:
             say(f"skipped {path.name} ({e}); trying an older checkpoint")
             continue
@@ -295,12 +307,13 @@ def _fit(
     resume_from: RunCheckpoint | None,
     progress: bool,
     evaluate: Evaluator | None,
+    resume_state: dict[str, Any] | None = None,
 ) -> Path:
     # numpy's BLAS evaluates the frozen opponents' batches (train/vec.py). Left at
     # its default it starts a thread per core whose spin-waiting takes the cores
     # from torch's threads, and on 2 cores the whole run slows down (docs/RESULTS.md).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _fit_run(cfg, run_dir, resume_from, progress, evaluate)
+        return _fit_run(cfg, run_dir, resume_from, progress, evaluate, resume_state)
 
 
 def _fit_run(
@@ -309,6 +322,7 @@ def _fit_run(
     resume_from: RunCheckpoint | None,
     progress: bool,
     evaluate: Evaluator | None,
+    resume_state: dict[str, Any] | None = None,
 ) -> Path:
     torch.set_num_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
@@ -320,12 +334,15 @@ def _fit_run(
         else:
             assert run_dir is not None  # resume() passes its folder
             restore_checkpoint(model, resume_from)
+            # only now that the checkpoint fits: metrics.jsonl and best.* back to the checkpoint's moment
+            rewind_run(run_dir, resume_from.step, resume_from.path.with_suffix(""))
         cb = TonkCallback(
             cfg,
             run_dir,
             resume_from=None if resume_from is None else resume_from.path,
             progress=progress,
             evaluate=evaluate,
+            resume_state=resume_state,
         )
         remaining = cfg.total_steps - model.num_timesteps
 

@@ -9,9 +9,11 @@ workers.
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from typing import Any
+
+from tonk_env.workers import process_map
 
 from .matches import play_match
 
@@ -24,9 +26,8 @@ def run_local(tasks: Sequence[dict[str, Any]], workers: int, on_done: OnDone) ->
         for t in tasks:
             on_done(play_match(t))
         return
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    with ctx.Pool(min(workers, len(tasks))) as pool:
-        for rec in pool.imap_unordered(play_match, tasks):
+    with closing(process_map(play_match, tasks, min(workers, len(tasks)), ordered=False)) as records:
+        for rec in records:  # closing: an interrupt takes the workers down at once
             on_done(rec)
 
 

@@ -10,8 +10,10 @@ from typing import Any
 
 import yaml
 
-from eval.duplicate import MAX_WORKERS
+from eval.duplicate import MAX_HANDS, MAX_WORKERS
 from tonk_env import engine
+from tonk_env.engine.numbers import MAX_SEED
+from tonk_env.errors import yaml_message
 
 FORMATS = ("round-robin", "gauntlet")
 BACKENDS = ("local", "ray")
@@ -79,19 +81,23 @@ class TournamentConfig:
             "fixed",
             "a list of agent specs or globs",
         )
-        need(is_int(self.hands) and self.hands >= 1, "hands", "a positive int")
+        need(is_int(self.hands) and 1 <= self.hands <= MAX_HANDS, "hands", f"an int 1..{MAX_HANDS:,}")
         need(is_int(self.players) and 2 <= self.players <= 4, "players", "2, 3 or 4")
         need(self.format in FORMATS, "format", " or ".join(FORMATS))
         need(isinstance(self.rules, str), "rules", "a rules preset name")
         need(isinstance(self.rule_options, dict), "rule_options", "a mapping of rules options")
-        need(is_int(self.seed), "seed", "an int")
+        need(is_int(self.seed) and 0 <= self.seed <= MAX_SEED, "seed", f"an int 0..{MAX_SEED} (2**32 - 1)")
         need(self.out is None or isinstance(self.out, str), "out", "a folder")
         need(is_int(self.workers) and 1 <= self.workers <= MAX_WORKERS, "workers", f"an int 1..{MAX_WORKERS}")
         need(self.backend in BACKENDS, "backend", " or ".join(BACKENDS))
         need(self.address is None or isinstance(self.address, str), "address", "a Ray address (HOST:PORT)")
-        need(is_int(self.bootstrap) and self.bootstrap >= 0, "bootstrap", "an int >= 0 (0: no intervals)")
+        need(
+            is_int(self.bootstrap) and 0 <= self.bootstrap <= 1_000_000,
+            "bootstrap",
+            "an int 0..1,000,000 (0: no intervals)",
+        )
         need(self.anchor is None or isinstance(self.anchor, str), "anchor", "an entrant's spec, auto or null")
-        need(is_int(self.max_tables) and self.max_tables >= 1, "max_tables", "a positive int")
+        need(is_int(self.max_tables) and 1 <= self.max_tables <= 10_000, "max_tables", "an int 1..10,000")
         need(
             is_int(self.sample_hands) and 0 <= self.sample_hands <= MAX_SAMPLE_HANDS,
             "sample_hands",
@@ -121,9 +127,11 @@ def load_config(path: str | Path) -> TournamentConfig:
     if not p.is_file():
         raise ValueError(f"{p}: no such config file")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ValueError(f"{p}: not valid YAML ({e})") from None
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
+        raise ValueError(f"{p}: not valid YAML ({yaml_message(e)})") from None
+    except RecursionError:
+        raise ValueError(f"{p}: not valid YAML (nested too deeply)") from None
     return TournamentConfig.from_dict(data, where=str(p))
 
 

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.checkpoint import read_meta, resolve_checkpoint
 from agents.registry import canonical_spec, check_spec, parse_spec
 from agents.rllib_agent import resolve_rllib_checkpoint
 from tonk_env.engine import TonkRules
+from tonk_env.safe_arrays import load_npz
 
 #: agent kinds whose spec names a checkpoint file or folder
 PATH_KINDS = ("ppo", "npz", "rllib")
@@ -72,8 +71,8 @@ class EntrantInfo:
 def _npz_meta(spec: str, p: Path) -> dict[str, Any]:
     """The ``meta`` record of a policy ``.npz`` file (empty when it has none)."""
     try:
-        with np.load(p, allow_pickle=False) as data:
-            return json.loads(str(data["meta"])) if "meta" in data.files else {}
+        data = load_npz(p)  # sizes checked before anything is decompressed
+        return json.loads(str(data["meta"])) if "meta" in data else {}
     except (OSError, ValueError, KeyError) as e:
         raise ValueError(f"agent {spec}: not a Tonk policy .npz file ({e})") from None
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tonk_env.engine.numbers import MAX_SEED as ENGINE_MAX_SEED
+
 #: Length of an action string at most (400 above).
 MAX_TEXT = 100
-#: Seeds are whole numbers 0..MAX_SEED: exact as a JSON (double) number, in JavaScript too.
-MAX_SEED = 2**53 - 1
+#: Seeds are whole numbers 0..MAX_SEED: the one seed rule of every command and config
+#: (:data:`tonk_env.engine.numbers.MAX_SEED`, 2**32-1), exact as a JSON number in JavaScript too.
+MAX_SEED = ENGINE_MAX_SEED
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:

@@ -1,7 +1,7 @@
 """The API's request bodies and error answers (pydantic models; they are the OpenAPI schema).
 
 Numbers are strict (a boolean is not a seat or a seed) and bounded: seeds
-0..2**53-1 (exact as JSON numbers), players 2..6, seat 0..5; agent specs are non-empty strings of at
+0..2**32-1 (the one seed rule), players 2..6, seat 0..5; agent specs are non-empty strings of at
 most 1000 characters, at most 5 of them.
 """
 

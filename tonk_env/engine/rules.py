@@ -12,14 +12,14 @@ option                 standard    allowed
 hand_size              5           5 or 7
 upcard                 True        bool
 instant_win_totals     (49, 50)    tuple of distinct counts (empty = off)
-instant_win_pay        2           number >= 0 (stakes from each other player)
+instant_win_pay        2           number 0..1000 (stakes from each other player)
 instant_win_tie        "void"      "void" or "rank"
 instant_win_low_max    None        None (off) or an int 0..50
 ace_high               False       bool (Q-K-A allowed; never a wrap-around)
 may_discard_taken      True        bool
-max_turns              200         int >= 1 (all players' turns together)
-tonk_out_pay           2           number >= 0
-run_out_pay            1           number >= 0
+max_turns              200         int 1..10000 (all players' turns together)
+tonk_out_pay           2           number 0..1000
+run_out_pay            1           number 0..1000
 caught_pay             "standard"  "standard", "double_to_lowest_only",
                                    "everyone_double"
 stock_out_tie          "void"      "void" or "split"
@@ -37,12 +37,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .numbers import parse_float, parse_int
+
 MIN_PLAYERS = 2
 MAX_PLAYERS = 6
 
 CAUGHT_PAY = ("standard", "double_to_lowest_only", "everyone_double")
 INSTANT_WIN_TIE = ("void", "rank")
 STOCK_OUT_TIE = ("void", "split")
+#: The largest payment option (stakes): every payoff, and a running total over 10**12 hands, stays exact.
+MAX_PAY = 1000
+#: The largest ``max_turns`` (a hand of more turns than this is not a game of Tonk).
+MAX_TURNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,10 @@ def _is_number(v: Any) -> bool:
 
 
 def _fail(name: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"rules option {name}={value!r} is invalid; allowed: {allowed}")
+    shown = repr(value)
+    if len(shown) > 60:  # a 300-digit number or a long list: the start says enough
+        shown = shown[:57] + "..."
+    raise ValueError(f"rules option {name}={shown} is invalid; allowed: {allowed}")
 
 
 def _validate(r: TonkRules) -> None:
@@ -184,11 +193,11 @@ def _validate_instant_win(r: TonkRules) -> None:
 
 
 def _validate_pays(r: TonkRules) -> None:
-    """The stakes options: finite numbers >= 0, a whole float stored as an int."""
+    """The stakes options: numbers 0..``MAX_PAY``, a whole float stored as an int."""
     for name in ("instant_win_pay", "tonk_out_pay", "run_out_pay"):
         v = getattr(r, name)
-        if not _is_number(v) or v < 0 or v != v or v == float("inf"):
-            _fail(name, v, "a number of stakes >= 0")
+        if not _is_number(v) or not 0 <= v <= MAX_PAY:  # NaN fails the comparison too
+            _fail(name, v, f"a number of stakes 0..{MAX_PAY}")
         if isinstance(v, float) and v.is_integer():
             object.__setattr__(r, name, int(v))  # 2.0 and 2 are one ruleset, one hash
 
@@ -205,8 +214,8 @@ def _validate_choices(r: TonkRules) -> None:
 
 def _validate_turns(r: TonkRules) -> None:
     """``max_turns`` and the waits (counts of turns)."""
-    if not _is_int(r.max_turns) or r.max_turns < 1:
-        _fail("max_turns", r.max_turns, "an int >= 1")
+    if not _is_int(r.max_turns) or not 1 <= r.max_turns <= MAX_TURNS:
+        _fail("max_turns", r.max_turns, f"an int 1..{MAX_TURNS}")
     for name in ("spread_wait", "hit_wait"):
         v = getattr(r, name)
         if not _is_int(v) or not 0 <= v <= 20:
@@ -243,14 +252,14 @@ def parse_option(name: str, text: str) -> Any:
         if low in ("", "none", "off", "[]"):
             return ()
         try:
-            return tuple(int(x) for x in t.strip("[]()").replace(",", " ").split())
+            return tuple(parse_int(x) for x in t.strip("[]()").replace(",", " ").split())
         except ValueError:
             _fail(name, text, "a comma separated list of counts, e.g. 49,50, or off")
     if name == "instant_win_low_max":
         if low in ("none", "null", "off"):
             return None
         try:
-            return int(t)
+            return parse_int(t)
         except ValueError:
             _fail(name, text, "an int or off")
     if isinstance(default, bool):
@@ -261,15 +270,15 @@ def parse_option(name: str, text: str) -> Any:
         _fail(name, text, "on/off, true/false")
     if isinstance(default, int) and name in ("hand_size", "max_turns", "spread_wait", "hit_wait"):
         try:
-            return int(t)
+            return parse_int(t)
         except ValueError:
             _fail(name, text, "an int")
     if isinstance(default, (int, float)):
         try:
-            v = float(t)
+            v = parse_float(t)
         except ValueError:
             _fail(name, text, "a number")
-        return int(v) if v.is_integer() else v
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v  # 1e308 stays 1e308 in messages
     return t
 
 

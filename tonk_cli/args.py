@@ -1,0 +1,68 @@
+"""Argument types of the ``tonk`` command line: counts with ranges, seeds, ASCII-only numbers.
+
+``type=int`` would take ``--hands ١٠٠`` (Unicode digits) and
+``--hands 99999999999999999999999`` (then run until killed). These types
+accept ASCII digits only and say the allowed range when a value is outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from tonk_env.engine.numbers import MAX_SEED, parse_float, parse_int
+
+#: The most hands one evaluation or match plays (about a day of the slowest agents' play).
+MAX_HANDS = 10_000_000
+#: The most worker processes of one command.
+MAX_WORKERS = 256
+
+
+def count(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer ``low..high`` in ASCII digits."""
+
+    def parse(text: str) -> int:
+        try:
+            v = parse_int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{_shown(text)} is not an integer; allowed: {low:,}..{high:,}"
+            ) from None
+        if not low <= v <= high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is out of range; allowed: {low:,}..{high:,}")
+        return v
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number ``low..high`` in ASCII digits."""
+
+    def parse(text: str) -> float:
+        try:
+            v = parse_float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{_shown(text)} is not a number; allowed: {low:g}..{high:g}"
+            ) from None
+        if not low <= v <= high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is out of range; allowed: {low:g}..{high:g}")
+        return v
+
+    parse.__name__ = "number"
+    return parse
+
+
+#: ``--seed``: the one rule for seeds in every command (never negative).
+seed = count(0, MAX_SEED)
+#: ``--hands`` of evaluations and matches.
+hands = count(1, MAX_HANDS)
+#: ``--workers``.
+workers = count(1, MAX_WORKERS)
+#: ``--players``.
+players = count(2, 6)
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 30 else text[:27] + "...")

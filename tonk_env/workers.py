@@ -1,0 +1,76 @@
+"""Process pools whose failures end the work with the worker's one-line message, never a hang.
+
+``multiprocessing.Pool`` starts a new worker whenever one dies, and a
+worker whose initializer raises dies at once: the pool then restarts
+workers forever while the caller waits. :func:`process_map` runs the
+initializer under a guard instead: a failure is kept in the worker, which
+stays alive, and its first task raises :class:`WorkerStartError` with the
+failure's one-line message; ``imap`` hands that exception to the caller,
+which ends the command with it. A task's own exception reaches the caller
+the same way. Evaluation, tournaments and pretraining all use it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import Any, TypeVar
+
+from .errors import one_line
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: The one-line message of this worker's failed start-up (None: it started, or this is no worker).
+_START_ERROR: str | None = None
+
+
+class WorkerStartError(ValueError):
+    """A pool worker could not start (its initializer raised); the message is the worker's."""
+
+
+def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
+    global _START_ERROR
+    if initializer is None:
+        return
+    try:
+        initializer(*initargs)
+    except Exception as e:  # kept, not raised: a raising initializer makes the pool restart workers forever
+        _START_ERROR = one_line(e)
+
+
+class _Guarded:
+    """A task function that refuses to run in a worker whose start-up failed."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, item: Any) -> Any:
+        if _START_ERROR is not None:
+            raise WorkerStartError(_START_ERROR)
+        return self.fn(item)
+
+
+def default_method() -> str:
+    """``fork`` where the platform has it (fast start, shared imports), else ``spawn``."""
+    return "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+
+
+def process_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    workers: int,
+    initializer: Callable[..., Any] | None = None,
+    initargs: Sequence[Any] = (),
+    method: str | None = None,
+    ordered: bool = True,
+) -> Generator[R, None, None]:
+    """``fn`` over ``items`` in ``workers`` processes, results in order (or as they finish).
+
+    A failed start-up or a failed task raises in the caller (the worker's
+    message); leaving the loop early terminates the workers.
+    """
+    ctx = mp.get_context(method or default_method())
+    with ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs))) as pool:
+        task = _Guarded(fn)
+        yield from (pool.imap(task, items) if ordered else pool.imap_unordered(task, items))
