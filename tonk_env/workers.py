@@ -13,6 +13,7 @@ the same way. Evaluation, tournaments and pretraining all use it.
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -29,8 +30,22 @@ class WorkerStartError(ValueError):
     """A pool worker could not start (its initializer raised); the message is the worker's."""
 
 
+def _one_torch_thread() -> None:
+    """Torch in this worker runs on one thread, if the parent imported it.
+
+    A forked child inherits torch's OpenMP state but not the parent's OpenMP
+    threads: a multi-threaded kernel there waits forever for them (libgomp is
+    not fork-safe). On one thread no parallel region is entered, and a worker
+    gets its parallelism from the processes anyway.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
     global _START_ERROR
+    _one_torch_thread()
     if initializer is None:
         return
     try:
