@@ -112,3 +112,20 @@ def test_a_file_without_a_hash_loads_with_a_one_line_warning(
     make_agent(f"npz:{path}")  # said once
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "r.npz.sha256" in err[0] and "not checked" in err[0]
+
+
+def test_the_belief_and_luck_value_loaders_refuse_a_bomb_before_decompressing(tmp_path: Path) -> None:
+    from agents.beliefs.model import BeliefModel
+    from tonk_env.luck.value import _read_layers
+
+    bomb = tmp_path / "bomb.npz"
+    _write_bomb(bomb, MAX_MEMBER_BYTES + (8 << 20))  # over both loaders' limits
+    for load in (BeliefModel.load, _read_layers):
+        tracemalloc.start()
+        try:
+            with pytest.raises(ValueError, match="over the limit") as e:
+                load(bomb)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 << 20 and "\n" not in str(e.value)

@@ -32,6 +32,7 @@ import numpy as np
 from agents.mlp import check_layers
 from tonk_env.engine import SeatInfo
 from tonk_env.engine.cards import VALUES, hand_value
+from tonk_env.safe_arrays import load_npz
 
 from .features import feature_sizes, view_features
 
@@ -303,27 +304,15 @@ class BeliefModel:
             raise ValueError(
                 f"{p}: {size} bytes, larger than a belief model may be ({MAX_BYTES} bytes); refused"
             )
-        try:
-            data = np.load(p, allow_pickle=False)
-        except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
-            raise ValueError(f"{p}: not a readable .npz file ({type(e).__name__}: {e})") from None
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ValueError(f"{p}: a single .npy array, not a belief model .npz archive")
-        with data:
-            count = sum(1 for k in data.files if k.startswith("w") and k[1:].isdigit())
-            need = ["meta", *(f"{c}{i}" for i in range(max(count, 1)) for c in "wb")]
-            missing = [k for k in need if k not in data.files]
-            if missing:
-                raise ValueError(f"{p}: not a belief model (missing array(s): {', '.join(missing)})")
-            try:
-                text = data["meta"]
-                layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
-            except ValueError as e:
-                if "allow_pickle" in str(e):
-                    raise ValueError(f"{p}: holds pickled objects, which could run code; refused") from None
-                raise ValueError(f"{p}: not a readable .npz file ({type(e).__name__}: {e})") from None
-            except Exception as e:  # a corrupt member fails in zipfile or zlib
-                raise ValueError(f"{p}: not a readable .npz file ({type(e).__name__}: {e})") from None
+        # every array's size is checked from its header before it is decompressed; no pickle
+        data = load_npz(p, member_limit=MAX_BYTES, file_limit=MAX_BYTES)
+        count = sum(1 for k in data if k.startswith("w") and k[1:].isdigit())
+        need = ["meta", *(f"{c}{i}" for i in range(max(count, 1)) for c in "wb")]
+        missing = [k for k in need if k not in data]
+        if missing:
+            raise ValueError(f"{p}: not a belief model (missing array(s): {', '.join(missing)})")
+        text = data["meta"]
+        layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
         if text.ndim != 0 or text.dtype.kind != "U":
             raise ValueError(f"{p}: its meta array is not a JSON text")
         try:

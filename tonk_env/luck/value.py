@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from tonk_env.engine import TonkRules
+from tonk_env.safe_arrays import load_npz
 
 from .features import FEATURE_VERSION, feature_size
 
@@ -163,21 +164,13 @@ def read_card(path: Path) -> dict[str, Any]:
 
 
 def _read_layers(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
-    try:
-        data = np.load(path, allow_pickle=False)
-    except Exception as e:  # a truncated or corrupt file fails in zipfile, zlib or numpy's header parser
-        raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: a single .npy array, not a value .npz archive")
-    with data:
-        k = sum(1 for f in data.files if f.startswith("w") and f[1:].isdigit())
-        missing = [f"{c}{i}" for i in range(max(k, 1)) for c in "wb" if f"{c}{i}" not in data.files]
-        if missing:
-            raise ValueError(f"{path}: not a value .npz file (missing array(s): {', '.join(missing)})")
-        try:
-            return [(data[f"w{i}"], data[f"b{i}"]) for i in range(k)]
-        except Exception as e:
-            raise ValueError(f"{path}: not a readable .npz file ({type(e).__name__}: {e})") from None
+    # every array's size is checked from its header before it is decompressed; no pickle
+    data = load_npz(path, member_limit=MAX_BYTES, file_limit=MAX_BYTES)
+    k = sum(1 for f in data if f.startswith("w") and f[1:].isdigit())
+    missing = [f"{c}{i}" for i in range(max(k, 1)) for c in "wb" if f"{c}{i}" not in data]
+    if missing:
+        raise ValueError(f"{path}: not a value .npz file (missing array(s): {', '.join(missing)})")
+    return [(data[f"w{i}"], data[f"b{i}"]) for i in range(k)]
 
 
 def check_network(
