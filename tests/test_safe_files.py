@@ -129,3 +129,15 @@ def test_the_belief_and_luck_value_loaders_refuse_a_bomb_before_decompressing(tm
         finally:
             tracemalloc.stop()
         assert peak < 4 << 20 and "\n" not in str(e.value)
+
+
+def test_a_damaged_npy_header_is_a_one_line_value_error(tmp_path: Path) -> None:
+    """numpy's header parser raises SyntaxError or tokenize.TokenError on some damage (found by the fuzz test)."""
+    path = tmp_path / "damaged.npz"
+    body = b"{'descr': '<f4', 'fortran_order': True, 'shape': (8, 338\xc3\x96, }"
+    body += b" " * (118 - len(body)) + b"\n"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("w0.npy", b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body)
+    with pytest.raises(ValueError, match=r"damaged\.npz: array w0: a damaged \.npy header") as e:
+        load_npz(path)
+    assert "\n" not in str(e.value)

@@ -74,13 +74,16 @@ def read_member(z: zipfile.ZipFile, name: str, where: str, limit: int = MAX_MEMB
 
 def npy_nbytes(f: IO[bytes], where: str) -> int:
     """The size an ``.npy`` stream's array would take, from its header alone (object arrays refused)."""
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, _, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=_MAX_HEADER)
-    elif version in ((2, 0), (3, 0)):
-        shape, _, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=_MAX_HEADER)
-    else:
-        raise ValueError(f"{where}: .npy format version {version} is not supported")
+    try:
+        version = np.lib.format.read_magic(f)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ValueError(f"format version {version} is not supported")
+        fmt = np.lib.format
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = read(f, max_header_size=_MAX_HEADER)
+    except Exception as e:  # a damaged header fails in numpy's parser: ValueError, SyntaxError, TokenError...
+        why = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise ValueError(f"{where}: a damaged .npy header ({why})") from None
     if dtype.hasobject:
         raise ValueError(f"{where}: holds Python objects (pickled data); refused")
     return math.prod(int(d) for d in shape) * dtype.itemsize
