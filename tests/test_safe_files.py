@@ -132,7 +132,7 @@ def test_the_belief_and_luck_value_loaders_refuse_a_bomb_before_decompressing(tm
 
 
 def test_a_damaged_npy_header_is_a_one_line_value_error(tmp_path: Path) -> None:
-    """numpy's header parser raises SyntaxError or tokenize.TokenError on some damage (found by the fuzz test)."""
+    """numpy's header parser raises SyntaxError or TokenError on some damage (the fuzz test found one)."""
     path = tmp_path / "damaged.npz"
     body = b"{'descr': '<f4', 'fortran_order': True, 'shape': (8, 338\xc3\x96, }"
     body += b" " * (118 - len(body)) + b"\n"
