@@ -220,19 +220,23 @@ class MLPPolicy:
         return cls(layers, activation=activation, meta=meta, name=kwargs.pop("name", p.name), **kwargs)
 
 
-def read_npz(path: Path) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
-    """The metadata and the ``(W, b)`` layers of a policy ``.npz``, read without pickle.
+def read_npz(
+    path: Path, what: str = "Tonk policy .npz file", limit: int | None = None
+) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
+    """The metadata and the ``(W, b)`` layers of an MLP ``.npz`` (``meta``, ``w0``, ``b0``, ...), no pickle.
 
     A ``ValueError`` naming the file if it is missing, unreadable (truncated,
-    empty, not a zip), lacks one of ``meta``, ``w0``, ``b0``, ... or its
-    metadata is not a JSON object.
+    empty, not a zip), lacks one of ``meta``, ``w0``, ``b0``, ... (said as not a
+    ``what``) or its metadata is not a JSON object. ``limit``: bytes an array,
+    and all of them, may take (default: the safe loader's limits).
     """
-    data = load_npz(path)  # sizes checked before anything is decompressed
+    sizes = {} if limit is None else {"member_limit": limit, "file_limit": limit}
+    data = load_npz(path, **sizes)  # sizes checked before anything is decompressed
     n = sum(1 for k in data if _WEIGHT_ARRAY.fullmatch(k))
     need = ["meta", *(f"{c}{i}" for i in range(max(n, 1)) for c in "wb")]
     missing = [k for k in need if k not in data]
     if missing:
-        raise ValueError(f"{path}: not a Tonk policy .npz file (missing array(s): {', '.join(missing)})")
+        raise ValueError(f"{path}: not a {what} (missing array(s): {', '.join(missing)})")
     text = data["meta"]
     layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(n)]
     return _parse_meta(path, text), layers

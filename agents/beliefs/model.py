@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.mlp import check_layers
+from agents.mlp import check_layers, read_npz
 from tonk_env.engine import SeatInfo
 from tonk_env.engine.cards import VALUES, hand_value
-from tonk_env.safe_arrays import load_npz
 
 from .features import feature_sizes, view_features
 
@@ -304,23 +303,8 @@ class BeliefModel:
             raise ValueError(
                 f"{p}: {size} bytes, larger than a belief model may be ({MAX_BYTES} bytes); refused"
             )
-        # every array's size is checked from its header before it is decompressed; no pickle
-        data = load_npz(p, member_limit=MAX_BYTES, file_limit=MAX_BYTES)
-        count = sum(1 for k in data if k.startswith("w") and k[1:].isdigit())
-        need = ["meta", *(f"{c}{i}" for i in range(max(count, 1)) for c in "wb")]
-        missing = [k for k in need if k not in data]
-        if missing:
-            raise ValueError(f"{p}: not a belief model (missing array(s): {', '.join(missing)})")
-        text = data["meta"]
-        layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
-        if text.ndim != 0 or text.dtype.kind != "U":
-            raise ValueError(f"{p}: its meta array is not a JSON text")
-        try:
-            meta = json.loads(str(text))
-        except (ValueError, RecursionError) as e:
-            raise ValueError(f"{p}: its metadata is not valid JSON ({e})") from None
-        if not isinstance(meta, dict):
-            raise ValueError(f"{p}: its metadata is not a JSON object")
+        # the policy files' format: array sizes checked from their headers before decompressing, no pickle
+        meta, layers = read_npz(p, what="belief model", limit=MAX_BYTES)
         meta["name"] = name or str(p)
         return cls(layers, meta)
 
