@@ -14,15 +14,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .recipes import shipped_folder
+
 __all__ = ["docs_dir", "find_page", "shipped_pages"]
 
 
 def docs_dir() -> Path:
     """The shipped pages' folder: the package's own copy (a wheel), else the checkout's ``docs/``."""
-    packaged = Path(__file__).resolve().parent / "docs"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[1] / "docs"
+    return shipped_folder("docs")
 
 
 def shipped_pages() -> list[Path]:

@@ -16,15 +16,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["configs_dir", "find_config", "shipped_configs"]
+__all__ = ["configs_dir", "find_config", "shipped_configs", "shipped_folder"]
+
+
+def shipped_folder(name: str) -> Path:
+    """A top-level folder shipped in ``tonk_cli``: the package's copy (a wheel), else the checkout's."""
+    packaged = Path(__file__).resolve().parent / name
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[1] / name
 
 
 def configs_dir() -> Path:
     """The shipped configs' folder: the package's own copy (a wheel), else the checkout's ``configs/``."""
-    packaged = Path(__file__).resolve().parent / "configs"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[1] / "configs"
+    return shipped_folder("configs")
 
 
 def shipped_configs(prefix: str = "") -> list[str]:
