@@ -8,12 +8,25 @@ stays alive, and its first task raises :class:`WorkerStartError` with the
 failure's one-line message; ``imap`` hands that exception to the caller,
 which ends the command with it. A task's own exception reaches the caller
 the same way. Evaluation, tournaments and pretraining all use it.
+
+A pool is never left waiting on a SIGTERM. ``Pool.terminate`` sends its
+workers SIGTERM and then waits for each without a limit, and a forked worker
+can lose that signal: one that the scheduler had not yet run when the
+signal came inherits the parent's Python-level handler (``tonk`` installs
+one), and the interpreter clears the handler's pending flag right after the
+fork, so the worker waits for a task forever and the caller for the worker.
+A map that finished closes its pool instead (each idle worker takes its
+stop sentinel and exits). One left early terminates it, and a watchdog
+kills with SIGKILL, which nothing can lose, any worker still alive
+:data:`GRACE_S` seconds later. It must come after the pool's own first step,
+which takes the task queue's lock from the live workers.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import sys
+import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -21,6 +34,9 @@ from .errors import one_line
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Seconds a terminated pool's workers get to exit on SIGTERM before they are killed.
+GRACE_S = 5.0
 
 #: The one-line message of this worker's failed start-up (None: it started, or this is no worker).
 _START_ERROR: str | None = None
@@ -86,6 +102,33 @@ def process_map(
     message); leaving the loop early terminates the workers.
     """
     ctx = mp.get_context(method or default_method())
-    with ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs))) as pool:
+    pool = ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs)))
+    finished = False
+    try:
         task = _Guarded(fn)
         yield from (pool.imap(task, items) if ordered else pool.imap_unordered(task, items))
+        finished = True
+    finally:
+        if finished:
+            pool.close()
+        else:
+            _terminate(pool)
+        pool.join()
+
+
+def _terminate(pool: Any) -> None:
+    """``pool.terminate()``, with SIGKILL for the workers still alive after :data:`GRACE_S` seconds."""
+    watchdog = threading.Timer(GRACE_S, _kill_workers, (pool,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        pool.terminate()
+    finally:
+        watchdog.cancel()
+
+
+def _kill_workers(pool: Any) -> None:
+    """SIGKILL every live worker of ``pool`` (see the module's docstring: a SIGTERM can be lost)."""
+    for proc in list(getattr(pool, "_pool", ())):
+        if proc.exitcode is None:
+            proc.kill()

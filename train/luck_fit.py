@@ -21,10 +21,10 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import multiprocessing as mp
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from tonk_env.engine import TonkRules, make_rules, new_game, shuffled_deck
 from tonk_env.engine.actions import DRAW
 from tonk_env.luck import feature_size, save_value, state_features
 from tonk_env.play import play, start_hand
+from tonk_env.workers import process_map
 
 #: The agents a seat is drawn from, with their weights.
 DEFAULT_MIX: dict[str, float] = {
@@ -152,9 +153,9 @@ def generate(
             for c in chunks:
                 take(gen.hands(c))
         else:
-            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            with ctx.Pool(min(workers, len(chunks)), _init, (mix, players, rules, seed)) as pool:
-                for part in pool.imap(_chunk, chunks):
+            parts = process_map(_chunk, chunks, min(workers, len(chunks)), _init, (mix, players, rules, seed))
+            with closing(parts):  # an interrupt takes the workers down at once
+                for part in parts:
                     take(part)
     finally:
         if bar is not None:
