@@ -7,6 +7,10 @@
 - An import inside a function is only for an optional heavy dependency (or a
   platform module); never for a module of ours, except where listed below
   with the reason.
+- The command line parses; the library works: the workflows
+  (``tonk_cli/workflows/``) import no ``argparse`` and no command module, and a
+  command module (``tonk_cli/*_cmd.py``) defines only ``register``, ``cmd_*``
+  and private helpers, and imports no other command module.
 """
 
 from __future__ import annotations
@@ -49,6 +53,11 @@ LAZY_OWN = {
 LAZY_OWN_PACKAGES = ("tonk_cli",)
 
 ENGINE_THIRD_PARTY = {"numpy"}
+
+#: The library layer of the command line: workflows callable from Python.
+WORKFLOWS = "tonk_cli.workflows"
+#: The command line's own modules besides the ``*_cmd`` ones: the entry point and the flag types.
+CLI_MODULES = {"tonk_cli.main", "tonk_cli.args"}
 
 
 def module_name(path: Path) -> str:
@@ -216,20 +225,60 @@ def test_imports_inside_functions_are_only_for_optional_dependencies() -> None:
     assert not bad, "imports inside functions (move them to the top of the module):\n" + "\n".join(bad)
 
 
+def is_command_module(name: str) -> bool:
+    """Whether module ``name`` is a ``tonk`` subcommand module (``tonk_cli/*_cmd.py``)."""
+    return name.startswith("tonk_cli.") and name.count(".") == 1 and name.endswith("_cmd")
+
+
+def test_workflows_import_no_argparse_and_no_command_module() -> None:
+    bad = []
+    for name in MODULES:
+        if name != WORKFLOWS and not name.startswith(WORKFLOWS + "."):
+            continue
+        for target, _, line in imports(name):
+            mine = own(target)
+            if target.split(".")[0] == "argparse" or (
+                mine is not None and (is_command_module(mine) or mine in CLI_MODULES)
+            ):
+                bad.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {name} imports {target}")
+    assert not bad, "workflows that depend on the command line:\n" + "\n".join(bad)
+
+
+def test_command_modules_only_parse_and_call() -> None:
+    """A public function or class in a command module is library work: it belongs in a workflow."""
+    bad = []
+    for name in MODULES:
+        if not is_command_module(name):
+            continue
+        where = MODULES[name].relative_to(ROOT)
+        for node in ast.parse(MODULES[name].read_text(), str(where)).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name != "register" and not node.name.startswith(("cmd_", "_")):
+                    bad.append(f"{where}:{node.lineno}: {name} defines {node.name}")
+        for target, _, line in imports(name):
+            mine = own(target)
+            if mine is not None and mine != name and is_command_module(mine):
+                bad.append(f"{where}:{line}: {name} imports the command module {mine}")
+    assert not bad, "workflow logic in the command modules (move it to tonk_cli/workflows/):\n" + "\n".join(
+        bad
+    )
+
+
 @pytest.mark.parametrize(
-    ("source", "bad"),
+    ("source", "name"),
     [
-        ("import train.trainer\n", "eval"),  # eval imports train
-        ("from agents import registry\n", "tonk_env.engine"),  # the engine imports an agent
-        ("def f():\n    import json\n", "agents"),  # a stdlib import inside a function
+        ("import train.trainer\n", "eval._planted"),  # eval imports train
+        ("from agents import registry\n", "tonk_env.engine._planted"),  # the engine imports an agent
+        ("def f():\n    import json\n", "agents._planted"),  # a stdlib import inside a function
+        ("import argparse\n", "tonk_cli.workflows._planted"),  # a workflow parses flags
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli.workflows._planted"),  # a workflow calls a command
+        ("def run_thing() -> None:\n    pass\n", "tonk_cli._planted_cmd"),  # a workflow in a command module
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli._planted_cmd"),  # a command calls another's logic
     ],
 )
-def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: Path) -> None:
+def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: Path) -> None:
     """Each check fails on a module that breaks its rule (so none of them passes vacuously)."""
-    name = f"{bad}._planted"
     path = ROOT / Path(*name.split(".")).with_suffix(".py")
-    if path.parent.name == "engine":
-        path = ROOT / "tonk_env" / "engine" / "_planted.py"
     MODULES[name] = path
     path.write_text(source)
     try:
@@ -237,6 +286,8 @@ def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: P
         checks = (
             test_layers_only_import_downward,
             test_imports_inside_functions_are_only_for_optional_dependencies,
+            test_workflows_import_no_argparse_and_no_command_module,
+            test_command_modules_only_parse_and_call,
         )
         failed = 0
         for check in checks:
