@@ -11,6 +11,9 @@
   (``tonk_cli/workflows/``) import no ``argparse`` and no command module, and a
   command module (``tonk_cli/*_cmd.py``) defines only ``register``, ``cmd_*``
   and private helpers, and imports no other command module.
+- The RLlib backend (``train.rllib``) reaches no SB3 code: neither it nor any
+  module of ours that it imports, directly or through others, imports
+  ``stable_baselines3``, ``sb3_contrib`` or ``train.sb3``.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ PLATFORM_MODULES = {"fcntl", "msvcrt"}
 LAZY_OWN = {
     # importing the engine must not import gymnasium/pettingzoo: `tonk_env.env` loads the AEC env on first use
     "tonk_env": "lazy env attribute",
-    # backend: rllib imports train.rllib_run (and so Ray's RLlib, an optional extra) only when chosen
+    # backend: rllib imports train.rllib.run (and so Ray's RLlib, an optional extra) only when chosen
     "train.trainer": "optional RLlib backend",
 }
 #: The CLI imports each subcommand's modules when it runs, so `tonk rules` starts fast.
@@ -58,6 +61,9 @@ ENGINE_THIRD_PARTY = {"numpy"}
 WORKFLOWS = "tonk_cli.workflows"
 #: The command line's own modules besides the ``*_cmd`` ones: the entry point and the flag types.
 CLI_MODULES = {"tonk_cli.main", "tonk_cli.args"}
+#: The RLlib backend's package, and what neither it nor anything of ours it imports may import.
+RLLIB_PACKAGE = "train.rllib"
+SB3_ONLY = ("stable_baselines3", "sb3_contrib", "train.sb3")
 
 
 def module_name(path: Path) -> str:
@@ -162,6 +168,30 @@ def test_the_engine_imports_no_rl_library() -> None:
             if own(target) is None and top not in stdlib and top not in ENGINE_THIRD_PARTY:
                 bad.append(f"{name}:{line} imports {target}")
     assert not bad, bad
+
+
+def _is_under(target: str, packages: tuple[str, ...]) -> bool:
+    return any(target == p or target.startswith(p + ".") for p in packages)
+
+
+def test_the_rllib_backend_reaches_no_sb3_code() -> None:
+    start = [n for n in MODULES if _is_under(n, (RLLIB_PACKAGE,))]
+    assert start, f"no modules under {RLLIB_PACKAGE}"
+    via: dict[str, str] = {n: n for n in start}  # module -> the train.rllib module that reaches it
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        for target, _, _ in EDGES[name]:
+            if target is not None and target not in via:
+                via[target] = via[name]
+                todo.append(target)
+    bad = [
+        f"{MODULES[name].relative_to(ROOT)}:{line}: {name} imports {target} (reached from {via[name]})"
+        for name in sorted(via)
+        for target, _, line in imports(name)
+        if _is_under(target, SB3_ONLY)
+    ]
+    assert not bad, "the RLlib backend reaches SB3 code:\n" + "\n".join(bad)
 
 
 def _cycles() -> list[list[str]]:
@@ -274,6 +304,8 @@ def test_command_modules_only_parse_and_call() -> None:
         ("from tonk_cli import zoo_cmd\n", "tonk_cli.workflows._planted"),  # a workflow calls a command
         ("def run_thing() -> None:\n    pass\n", "tonk_cli._planted_cmd"),  # a workflow in a command module
         ("from tonk_cli import zoo_cmd\n", "tonk_cli._planted_cmd"),  # a command calls another's logic
+        ("import sb3_contrib\n", "train.rllib._planted"),  # the RLlib backend imports SB3 code
+        ("from train.sb3 import callback\n", "train.rllib._planted"),  # ... or the SB3 backend
     ],
 )
 def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: Path) -> None:
@@ -288,6 +320,7 @@ def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: 
             test_imports_inside_functions_are_only_for_optional_dependencies,
             test_workflows_import_no_argparse_and_no_command_module,
             test_command_modules_only_parse_and_call,
+            test_the_rllib_backend_reaches_no_sb3_code,
         )
         failed = 0
         for check in checks:
@@ -300,3 +333,23 @@ def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: 
         path.unlink()
         MODULES.pop(name)
         EDGES.pop(name)
+
+
+def test_the_sb3_check_follows_imports_through_other_modules() -> None:
+    """A ``train.rllib`` module that imports a module of ours importing ``train.sb3`` fails the check."""
+    planted = {
+        "train._planted_helper": "from train.sb3.policy import TonkMaskablePolicy\n",
+        "train.rllib._planted": "from train import _planted_helper\n",
+    }
+    for name, source in planted.items():
+        MODULES[name] = ROOT / Path(*name.split(".")).with_suffix(".py")
+        MODULES[name].write_text(source)
+    try:
+        for name in planted:
+            EDGES[name] = [(own(t), inner, line) for t, inner, line in imports(name) if own(t) is not None]
+        with pytest.raises(AssertionError, match="reached from train.rllib._planted"):
+            test_the_rllib_backend_reaches_no_sb3_code()
+    finally:
+        for name in planted:
+            MODULES.pop(name).unlink()
+            EDGES.pop(name, None)

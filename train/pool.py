@@ -9,7 +9,7 @@ copies (one added every ``snapshot_every`` steps, the oldest dropped past
 snapshots, the latest model half the time) and keeps the learner from
 over-fitting to itself.
 
-With the RLlib backend (:mod:`train.rllib_env`) a *latest* draw seats the
+With the RLlib backend (:mod:`train.rllib.env`) a *latest* draw seats the
 learner itself (``live_latest``), which plays and learns in that seat too.
 
 Frozen copies are :class:`agents.mlp.MLPPolicy` objects evaluated with numpy,
@@ -47,7 +47,7 @@ class OpponentPool:
         self.cfg = cfg
         self.seed = seed
         # live_latest: the object the *latest* draws return from the start, standing for the learner
-        # itself (the RLlib env seats the learner there, train/rllib_env.py); set_latest is then unused
+        # itself (the RLlib env seats the learner there, train/rllib/env.py); set_latest is then unused
         self.latest: Agent | None = live_latest
         self.latest_version = 0
         self.snapshots: list[MLPPolicy] = []

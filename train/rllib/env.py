@@ -19,7 +19,7 @@ that ends before any learner seat acts (an instant win, an opponent's
 first-turn drop) is dealt again: nothing of it depends on the policy.
 
 An observation is ``{"observations": float32 tensor, "action_mask": float32 0/1}``
-(the masking module, :mod:`train.rllib_module`, reads the mask). Each step's
+(the masking module, :mod:`train.rllib.module`, reads the mask). Each step's
 infos carry, at the end of a hand, ``result_kind`` and the payoffs under the
 acting agent, for the trainer's outcome counts.
 """
@@ -41,8 +41,8 @@ from tonk_env.obs import observation
 from tonk_env.play import play, start_hand
 from tonk_env.spaces import action_space, observation_box
 
-from .config import config_from_dict
-from .pool import Layers, OpponentPool
+from ..config import config_from_dict
+from ..pool import Layers, OpponentPool
 
 __all__ = ["LEARNER", "TonkMultiAgentEnv", "agent_id"]
 

@@ -2,7 +2,7 @@
 
 :class:`MaskedTonkModule` is a torch ``RLModule`` for RLlib's PPO on the new
 API stack. Its input is the env's ``{"observations", "action_mask"}``
-(:mod:`train.rllib_env`); the policy network reads the observation, and every
+(:mod:`train.rllib.env`); the policy network reads the observation, and every
 action whose mask entry is 0 gets the logit :data:`MASKED_LOGIT` in all three
 forward passes (exploration, inference and training), so its probability is
 exactly 0: no illegal action is ever sampled and the PPO loss sees the same

@@ -1,18 +1,18 @@
 """``backend: rllib``: RLlib's PPO (new API stack) on a local Ray instance or a Ray cluster.
 
-The env is :class:`train.rllib_env.TonkMultiAgentEnv` (the learner's seats are
+The env is :class:`train.rllib.env.TonkMultiAgentEnv` (the learner's seats are
 agents, all mapped to one shared policy ``learner``; the pool's snapshots and
 baselines play the other seats inside the env), the policy
-:class:`train.rllib_module.MaskedTonkModule` (illegal actions masked in every
+:class:`train.rllib.module.MaskedTonkModule` (illegal actions masked in every
 forward pass). Env runners are Ray actors (``rllib.env_runners``, each with
 ``rllib.envs_per_runner`` envs): Ray places them on any node with a free CPU,
 so on a cluster they spread over the nodes. The PPO update runs in the driver
 (``rllib.learners: 0``) or in learner actors.
 
-The run folder is the SB3 backend's (:mod:`train.trainer`): ``config.yaml``,
+The run folder is the SB3 backend's (:mod:`train.run_folder`): ``config.yaml``,
 ``run.json``, ``tb/`` (the same scalar names where they mean the same thing),
 ``metrics.jsonl``, ``checkpoints/step_<N>/`` and ``best/`` (folders:
-:mod:`train.rllib_checkpoint`, no pickle), ``best.json``,
+:mod:`train.rllib.folder_checkpoint`, no pickle), ``best.json``,
 ``learning_curve.png``, ``summary.json``. Ray is started (or joined) and the
 algorithm built before the folder is made, so an unreachable address or a bad
 setting leaves nothing behind.
@@ -27,7 +27,6 @@ clipping, no KL penalty: as SB3's PPO). A step is one learner decision.
 
 from __future__ import annotations
 
-import json
 import platform
 from collections import Counter
 from pathlib import Path
@@ -36,17 +35,17 @@ from typing import Any
 import numpy as np
 import ray
 import torch
-import yaml
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from tonk_env.engine import action_table, make_rules
-from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.engine import make_rules
 
-from .config import TrainConfig, rollout_envs
-from .rllib_env import TonkMultiAgentEnv
-from .rllib_module import MaskedTonkModule
+from ..config import TrainConfig, rollout_envs
+from ..run_folder import policy_meta
+from ..run_folder import write_run_files as _write_run_files
+from .env import TonkMultiAgentEnv
+from .module import MaskedTonkModule
 
 __all__ = ["build_algorithm", "checkpoint_meta", "collect_stats", "push_snapshot", "write_run_files"]
 
@@ -177,33 +176,15 @@ def _versions() -> dict[str, str]:
 
 
 def write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
-    """``config.yaml`` and ``run.json`` of a new run."""
-    rules = make_rules(cfg.rules, **cfg.rule_options)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    info = {
-        "backend": "rllib",
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": cfg.players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(cfg.players).size,
-        "num_actions": action_table(rules.ace_high).size,
-        "versions": _versions(),
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-    }
-    (run_dir / "run.json").write_text(json.dumps(info, indent=1))
+    """``config.yaml`` and ``run.json`` of a new run (:func:`train.run_folder.write_run_files`)."""
+    _write_run_files(cfg, run_dir, _versions(), backend="rllib")
 
 
 def checkpoint_meta(cfg: TrainConfig, step: int) -> dict[str, Any]:
     """The metadata of an RLlib checkpoint folder (and of its policy.npz)."""
     rules = make_rules(cfg.rules, **cfg.rule_options)
     return {
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": cfg.players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(cfg.players).size,
-        "num_actions": action_table(rules.ace_high).size,
+        **policy_meta(rules, cfg.players),
         "activation": cfg.net.activation,
         "net": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
         "step": step,

@@ -1,7 +1,7 @@
 """``vec_env: core``: the training envs as one :class:`~tonk_env.vector.TonkVectorEnv` under SB3's VecEnv.
 
 :class:`CoreVecEnv` gives MaskablePPO what ``vec_env: dummy``
-(:class:`train.vec.BatchedOpponentsVecEnv` over wrapped single-agent envs)
+(:class:`train.sb3.dummy_vec.BatchedOpponentsVecEnv` over wrapped single-agent envs)
 gives it, from ``n_envs`` games stepped at once on the compiled core:
 
 - the learner at a random seat per hand, opponents drawn per game and hand
@@ -40,8 +40,8 @@ from tonk_env.engine import make_rules
 from tonk_env.obs import obs_layout
 from tonk_env.vector import TonkVectorEnv
 
-from .config import TrainConfig
-from .pool import OpponentPool
+from ..config import TrainConfig
+from ..pool import OpponentPool
 
 #: Stands for a random opponent: :class:`TonkVectorEnv` plays every ``RandomPolicy`` in its kernel.
 _KERNEL_RANDOM = RandomPolicy(0)
