@@ -151,7 +151,8 @@ mask and the observation tensor of each decision are numba kernels over one
 row of integers, and the engine (:mod:`tonk_env.engine`, the specification the
 core is checked against) is replayed from the deal and the actions only when
 something asks for it: ``game``, ``view``, ``record``, ``render``, the action
-strings, an illegal action's message, and the end-of-hand infos. PettingZoo's
+strings and an illegal action's message (the end-of-hand infos are the core's
+own record of how the hand ended). PettingZoo's
 ``OrderEnforcingWrapper`` and ``AssertOutOfBoundsWrapper`` are built in rather
 than wrapped around it (their ``__getattr__`` chains cost more than a Tonk
 move): ``step``, ``observe``, ``render`` and ``agent_iter`` before ``reset()``
@@ -198,7 +199,7 @@ from .engine import (
 from .engine.state import GameState
 from .frames import frame_for
 from .obs import obs_layout
-from .outcome import illegal_info, neutral_info, result_info, step_info
+from .outcome import illegal_info, neutral_info, step_info
 from .play import illegal_message
 from .settings import (
     check_early_end,
@@ -501,8 +502,8 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.agent_selection = self.possible_agents[self._core.acting_seat(0)]
 
     def _end_hand(self) -> None:
-        """The hand ended by the rules: payoffs from the core, the result from the engine's replay."""
-        self._finish(result_info(self._state()), self._pay[0, : self.num_players].tolist())
+        """The hand ended by the rules: the payoffs and how it ended, as the core recorded them."""
+        self._finish(self._core.result_info(0), self._pay[0, : self.num_players].tolist())
 
     def _finish(self, info: dict[str, Any], payoffs: Any) -> None:
         """Terminate every agent with its reward and the result in its info."""

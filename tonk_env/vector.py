@@ -85,11 +85,11 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .agent import Agent, AgentLike, RandomPolicy, agents_from_specs, as_agent
-from .core.batch import BatchGames
+from .core.batch import BatchGames, check_decks
 from .core.layout import MAX_SEATS
 from .core.learner import LOG_SIZE, ST_OVER, ST_WAIT, advance, learner_masks
 from .core.seeding import seed_generators
-from .engine import IllegalActionError, TonkRules, action_table, hand_value, make_rules, new_game
+from .engine import IllegalActionError, TonkRules, action_table, make_rules, new_game
 from .engine.state import GameState, legal_mask
 from .obs import obs_layout, observation, privileged_size
 from .outcome import batch_infos, illegal_info, result_info
@@ -106,6 +106,20 @@ _KERNEL_RANDOM = RandomPolicy(0)
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
+
+
+def _check_seats(learner_seat: Any, dealer: Any, n: int) -> None:
+    """``learner_seat`` (a seat or ``"random"``) and ``dealer`` (None, a seat or ``"random"``) checked."""
+    if learner_seat != "random" and not (
+        isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
+    ):
+        raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+    if (
+        dealer is not None
+        and dealer != "random"
+        and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
+    ):
+        raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
 
 
 class CoreMirrorError(AssertionError):
@@ -157,16 +171,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         core = self._core = BatchGames(self.rules, num_players, num_envs, deal=False)
         self.P, self.F, self.instant = core.P, core.F, core.instant
         self.shapes, self.suit_runs = core.shapes, core.suit_runs
-        if learner_seat != "random" and not (
-            isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
-        if (
-            dealer is not None
-            and dealer != "random"
-            and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
-        ):
-            raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
+        _check_seats(learner_seat, dealer, n)
         if not isinstance(oracle, bool) or not isinstance(check, bool):
             raise ValueError(f"oracle and check must be True or False, got {oracle!r} and {check!r}")
         self._seat_choice = learner_seat
@@ -184,19 +189,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         self._table = action_table(self.rules.ace_high)
         self.num_actions = self._table.size
         self.obs_size = obs_layout(n).size
-        base = observation_box(self.rules, n)
-        if oracle:
-            extra = privileged_size(n)
-            base = gymnasium.spaces.Box(
-                low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
-                high=np.concatenate([base.high, np.ones(extra, np.float32)]),
-                dtype=np.float32,
-            )
-        self.single_observation_space = base
-        self.single_action_space = action_space(self.rules)
-        self.observation_space = batch_space(base, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
-
+        base = self._spaces()
         B = num_envs
         self._S, self._pay, self._counters = core.state, core.payoffs, core.counters
         self._rng = np.zeros(B, dtype=np.uint64)
@@ -217,6 +210,23 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         self._mirrored = np.zeros(B, dtype=np.bool_)
         self._gens: list[np.random.Generator] = []
         self._dealt = False
+
+    def _spaces(self) -> gymnasium.spaces.Box:
+        """Set the single and batched spaces; returns one game's observation space."""
+        n = self.num_players
+        base = observation_box(self.rules, n)
+        if self.oracle:
+            extra = privileged_size(n)
+            base = gymnasium.spaces.Box(
+                low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
+                high=np.concatenate([base.high, np.ones(extra, np.float32)]),
+                dtype=np.float32,
+            )
+        self.single_observation_space = base
+        self.single_action_space = action_space(self.rules)
+        self.observation_space = batch_space(base, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        return base
 
     def _opponent_setup(
         self, opponents: Any, opponent_sampler: Any
@@ -281,7 +291,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         if opts:
             raise ValueError(f"unknown reset options {sorted(opts)}; known: decks")
         self._pending[:] = False
-        self._start_hands(self._all, None if decks is None else self._check_decks(decks))
+        self._start_hands(self._all, None if decks is None else check_decks(decks, self.num_envs))
         self._dealt = True
         self._refresh()
         infos = batch_infos([(g, self.reset_info(g)) for g in range(self.num_envs)], self.num_envs)
@@ -475,19 +485,6 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         """Whether hands draw from per-game numpy generators (samplers, random seats or dealers)."""
         return self._samplers is not None or self._seat_choice == "random" or self._dealer_choice == "random"
 
-    def _check_decks(self, decks: Any) -> np.ndarray:
-        """``options["decks"]`` checked: one full deck per game."""
-        d = np.asarray(decks)
-        if d.shape != (self.num_envs, 52) or d.dtype.kind not in "iu":
-            raise ValueError(
-                f"options['decks'] must be integers of shape ({self.num_envs}, 52), got {d.dtype} {d.shape}"
-            )
-        want = np.arange(52)
-        for g in range(self.num_envs):
-            if not np.array_equal(np.sort(d[g]), want):
-                raise ValueError(f"options['decks'][{g}] is not a deck: it needs each card 0..51 once")
-        return d.astype(np.int64)
-
     def deck_of(self, game: int, index: int) -> list[int]:
         """The deck (top first) of game ``game``'s ``index``-th seeded hand since the last seeded reset."""
         return self._core.deck_of(game, index)
@@ -629,17 +626,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         """The end-of-hand info of game ``g``'s finished hand (``tonk_env.outcome.result_info``'s).
 
         The payoffs are the core's (floats); the kind, the seat and the detail are
-        what the kernel recorded when the hand ended (``BatchGames.ending``).
+        what the kernel recorded when the hand ended (``BatchGames.result_info``).
         """
-        kind, seat, detail = self._core.ending(g)
-        return {
-            "result_kind": kind,
-            "payoffs": self._pay[g, : self.num_players].tolist(),
-            "counts": [hand_value(h) for h in self._core.hands(g)],
-            "ended_by": seat,
-            "detail": detail,
-            "turns": self._core.turns(g),
-        }
+        return self._core.result_info(g)
 
     def reset_info(self, g: int) -> dict[str, Any]:
         """The reset info of game ``g``'s current hand, as the single env's ``reset()`` gives it."""

@@ -27,11 +27,12 @@ learner seat in each game); *vec* is SB3's ``VecEnv`` in ``train/``.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 
 from ..engine.actions import DISCARD, TAKE, action_table
-from ..engine.cards import SUIT_VALUE, VALUES
+from ..engine.cards import SUIT_VALUE, VALUES, hand_value
 from ..engine.rules import TonkRules, make_rules
 from ..engine.state import RESULT_KINDS, GameState
 from ..obs import obs_layout
@@ -160,6 +161,18 @@ def action_shapes(ace_high: bool) -> tuple[np.ndarray, np.ndarray]:
         [[65 + s * t.runs_per_suit, 65 + (s + 1) * t.runs_per_suit] for s in range(4)], dtype=np.int64
     )
     return shapes, suit_runs
+
+
+def check_decks(decks: Any, count: int) -> np.ndarray:
+    """``options["decks"]`` of a reset checked: one full deck (top first) per game; int64 ``(count, 52)``."""
+    d = np.asarray(decks)
+    if d.shape != (count, 52) or d.dtype.kind not in "iu":
+        raise ValueError(f"options['decks'] must be integers of shape ({count}, 52), got {d.dtype} {d.shape}")
+    want = np.arange(52)
+    for g in range(count):
+        if not np.array_equal(np.sort(d[g]), want):
+            raise ValueError(f"options['decks'][{g}] is not a deck: it needs each card 0..51 once")
+    return d.astype(np.int64)
 
 
 class BatchGames:
@@ -431,6 +444,22 @@ class BatchGames:
             (None if seat < 0 else seat),
             END_DETAILS[int(row[C_END_DETAIL])],
         )
+
+    def result_info(self, game: int) -> dict[str, Any]:
+        """The end-of-hand info of game ``game`` (the keys and values of ``tonk_env.outcome.result_info``).
+
+        The payoffs are the core's (floats); the kind, the seat and the detail are
+        :meth:`ending`'s, the counts those of the final hands.
+        """
+        kind, seat, detail = self.ending(game)
+        return {
+            "result_kind": kind,
+            "payoffs": self.payoffs[game, : self.n].tolist(),
+            "counts": [hand_value(h) for h in self.hands(game)],
+            "ended_by": seat,
+            "detail": detail,
+            "turns": self.turns(game),
+        }
 
     def hands(self, game: int) -> list[int]:
         """Every seat's hand of game ``game`` (card masks)."""

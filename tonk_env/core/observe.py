@@ -97,6 +97,61 @@ def _rel(seat: int, i: int, n: int) -> int:
     return o - n if o >= n else o
 
 
+@njit(cache=True, inline="always")
+def _opponents_into(
+    S: np.ndarray,
+    g: int,
+    seat: int,
+    n: int,
+    hand: int,
+    mine: int,
+    P: np.ndarray,
+    F: np.ndarray,
+    above: np.ndarray,
+    suit_value: np.ndarray,
+    out: np.ndarray,
+    pos: int,
+) -> int:
+    """Write ``opp_estimate`` .. ``drop_win`` of ``seat``'s observation at ``out[pos]``; returns the end."""
+    seen = hand | S[g, C_DISC]
+    for s in range(n):
+        seen |= S[g, C_OWNER + s] | S[g, C_KNOWN + s]
+    unseen = FULL_DECK & ~seen
+    n_unseen = popcount(unseen)
+    mean_unseen = hand_value(unseen, suit_value) / n_unseen if n_unseen else 0.0
+    cap = (P[P_HAND_SIZE] + 1) * 0.2
+    for i in range(1, n):
+        o = _rel(seat, i, n)
+        k = S[g, C_KNOWN + o]
+        est = (hand_value(k, suit_value) + (popcount(S[g, C_HANDS + o]) - popcount(k)) * mean_unseen) * 0.02
+        out[pos] = est if est < cap else cap
+        pos += 1
+    for i in range(1, n):
+        ad = S[g, C_ADDS + _rel(seat, i, n)]
+        out[pos] = (ad if ad < 20 else 20) * 0.05
+        pos += 1
+    for i in range(1, n):
+        out[pos] = S[g, C_LAST + _rel(seat, i, n)] * 0.1
+        pos += 1
+    win = 1.0
+    for i in range(1, n):
+        o = _rel(seat, i, n)
+        k = S[g, C_KNOWN + o]
+        p = _above(
+            above,
+            mine - hand_value(k, suit_value),
+            popcount(S[g, C_HANDS + o]) - popcount(k),
+            S[g, C_ADDS + o],
+            F[F_SELECTION],
+        )
+        out[pos] = p
+        win *= p
+        pos += 1
+    out[pos] = win
+    pos += 1
+    return pos
+
+
 @njit(cache=True)
 def observe_into(
     S: np.ndarray,
@@ -144,42 +199,7 @@ def observe_into(
     for t in thresholds:
         out[pos] = 1.0 if mine <= t else 0.0
         pos += 1
-    seen = hand | S[g, C_DISC]
-    for s in range(n):
-        seen |= S[g, C_OWNER + s] | S[g, C_KNOWN + s]
-    unseen = FULL_DECK & ~seen
-    n_unseen = popcount(unseen)
-    mean_unseen = hand_value(unseen, suit_value) / n_unseen if n_unseen else 0.0
-    cap = (P[P_HAND_SIZE] + 1) * 0.2
-    for i in range(1, n):
-        o = _rel(seat, i, n)
-        k = S[g, C_KNOWN + o]
-        est = (hand_value(k, suit_value) + (popcount(S[g, C_HANDS + o]) - popcount(k)) * mean_unseen) * 0.02
-        out[pos] = est if est < cap else cap
-        pos += 1
-    for i in range(1, n):
-        ad = S[g, C_ADDS + _rel(seat, i, n)]
-        out[pos] = (ad if ad < 20 else 20) * 0.05
-        pos += 1
-    for i in range(1, n):
-        out[pos] = S[g, C_LAST + _rel(seat, i, n)] * 0.1
-        pos += 1
-    win = 1.0
-    for i in range(1, n):
-        o = _rel(seat, i, n)
-        k = S[g, C_KNOWN + o]
-        p = _above(
-            above,
-            mine - hand_value(k, suit_value),
-            popcount(S[g, C_HANDS + o]) - popcount(k),
-            S[g, C_ADDS + o],
-            F[F_SELECTION],
-        )
-        out[pos] = p
-        win *= p
-        pos += 1
-    out[pos] = win
-    pos += 1
+    pos = _opponents_into(S, g, seat, n, hand, mine, P, F, above, suit_value, out, pos)
     fits = 0.0
     if pilen > 0:
         if (S[g, C_BOOKT] | S[g, C_HIGHT] | S[g, C_LOWT]) >> top & 1 or _forms_spread(
