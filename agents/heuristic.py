@@ -51,7 +51,6 @@ from tonk_env.engine.rules import TonkRules
 
 from .base import BaseAgent
 from .beliefs import belief_param, check_belief_table
-from .estimate import sample_hidden_counts_many, turns_adding
 from .hand import (
     RANK_MASKS,
     VALUES,
@@ -65,6 +64,7 @@ from .hand import (
     spread_ids,
     wins_by_taking,
 )
+from .hidden_counts import sample_hidden_counts_many, turns_adding
 
 __all__ = [
     "ExpertAgent", "GreedyAgent", "best_spread", "feed_penalty", "hand_score", "highest_hit",

@@ -10,7 +10,8 @@ At each decision worth searching the agent
 2. samples *worlds*: full game states consistent with its view. The cards it
    has not seen are dealt at random to the opponents' hidden hands and the
    stock, with each opponent holding the lowest ``h`` of ``h + D`` cards
-   (the selection model of :mod:`agents.estimate`: players keep low cards).
+   (the opponent model of :mod:`tonk_env.odds`, sampled by :mod:`agents.hidden_counts`:
+   players keep low cards).
    Each world is weighted by what the opponents did (:mod:`agents.belief`):
    ``doubt`` if an opponent would have dropped at the start of its last turn
    in that world but did not, ``caution`` per loose card it keeps above its
@@ -64,10 +65,10 @@ from tonk_env.obs import obs_layout, observation
 from .base import BaseAgent
 from .belief import last_turns, world_weight
 from .beliefs import belief_param, check_belief_table
-from .estimate import extra_cards
 from .fast import FastParams, fast_action, fast_discard, turns_adding_all
 from .hand import in_spread_with
 from .heuristic import ExpertAgent
+from .hidden_counts import extra_cards
 from .registry import make_agent
 
 
@@ -107,8 +108,8 @@ def deal_worlds(info: SeatInfo, count: int, rng: random.Random, selection: float
     """``count`` deals of the cards ``info``'s seat has not seen: ``(hands of every seat, stock)``.
 
     Every opponent's hidden cards are the lowest ``h`` of ``h + D`` cards drawn
-    from the unseen ones (the selection model of :mod:`agents.estimate`); the
-    stock is the rest in uniformly random order (top last).
+    from the unseen ones (the opponent model of :mod:`tonk_env.odds`, sampled by
+    :mod:`agents.hidden_counts`); the stock is the rest in uniformly random order (top last).
     """
     unseen = info.unseen()
     pool = []

@@ -277,7 +277,7 @@ def _plain_potential(hand: int, ctx) -> float:
 
 def _plain_hidden_counts(pool, hidden, turns, selection, rng):
     """sample_hidden_counts() as first written: it shuffles the cards themselves."""
-    from agents.estimate import extra_cards
+    from agents.hidden_counts import extra_cards
     from tonk_env.engine.cards import VALUES
 
     pool = pool.copy()
@@ -312,7 +312,7 @@ def test_potential_is_the_plain_formula_bit_for_bit() -> None:
 
 
 def test_hidden_count_sampling_reads_the_generator_as_the_card_version() -> None:
-    from agents.estimate import sample_hidden_counts_many
+    from agents.hidden_counts import sample_hidden_counts_many
 
     rng = random.Random(9)
     for trial in range(200):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tonk_cli.main import main
-from tonk_env.bench import bench_env
+from tonk_env.bench import bench_env, vector_env_decisions_per_s
 
 
 def test_bench_env_reports_its_figures() -> None:
@@ -23,6 +23,11 @@ def test_bench_env_reports_its_figures() -> None:
     assert res["aec_vs_openspiel"] == pytest.approx(
         res["aec_decisions_per_s"] / res["openspiel_gin_decisions_per_s"], rel=1e-9
     )  # one trial: the ratio of the medians is the median of the ratios
+
+
+@pytest.mark.parametrize("api", ["gym", "arrays"])
+def test_vector_env_benchmark_runs(api: str) -> None:
+    assert vector_env_decisions_per_s(games=4, steps=3, players=2, api=api) > 0
 
 
 def test_tonk_bench_env_json(capsys: pytest.CaptureFixture[str]) -> None:

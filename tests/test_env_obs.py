@@ -11,10 +11,19 @@ from hypothesis import given, settings
 
 import tonk_env.aec
 import tonk_env.obs
-from tonk_env.engine import PLAY, PRESETS, START, GameState, cards_of, hand_value, make_rules
+from tonk_env.engine import PLAY, PRESETS, START, GameState, cards_of, hand_value, make_rules, new_game
 from tonk_env.engine.actions import DISCARD, DRAW, TAKE
 from tonk_env.engine.cards import VALUES
-from tonk_env.obs import COUNT_THRESHOLDS, OBS_VERSION, obs_layout, observation, observation_bounds
+from tonk_env.obs import (
+    COUNT_THRESHOLDS,
+    OBS_VERSION,
+    obs_layout,
+    observation,
+    observation_bounds,
+    privileged_features,
+    privileged_layout,
+    privileged_size,
+)  # fmt: skip
 from tonk_env.odds import drop_win_chance, prob_count_above
 
 SLICES = [
@@ -146,3 +155,19 @@ def test_observation_bounds_exceed_one_only_for_the_counts(preset: str) -> None:
     for name in SLICES:
         expect = cap if name in ("hand_count", "opp_estimate") else 1.0
         np.testing.assert_allclose(high[lay[name]], expect)
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_privileged_layout_names_the_hidden_features(n: int) -> None:
+    """``privileged_layout``: opponents' hands, their counts, the next stock card, in seat order after me."""
+    lay = privileged_layout(n)
+    assert list(lay) == ["opp_hands", "opp_counts", "next_stock"]
+    assert [sl.stop - sl.start for sl in lay.values()] == [52 * (n - 1), n - 1, 52]
+    assert lay["opp_hands"].start == 0 and lay["opp_counts"].start == lay["opp_hands"].stop
+    assert lay["next_stock"].stop == privileged_size(n) == 53 * (n - 1) + 52
+    s = new_game("standard", n, seed=n)
+    f = privileged_features(s, 1)
+    for i in range(1, n):
+        hand = f[lay["opp_hands"]][52 * (i - 1) : 52 * i]
+        assert np.flatnonzero(hand).tolist() == [c for c in range(52) if s.hands[(1 + i) % n] >> c & 1]
+    assert f[lay["next_stock"]].tolist() == [float(c == s.stock[-1]) for c in range(52)]

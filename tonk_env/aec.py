@@ -151,7 +151,8 @@ mask and the observation tensor of each decision are numba kernels over one
 row of integers, and the engine (:mod:`tonk_env.engine`, the specification the
 core is checked against) is replayed from the deal and the actions only when
 something asks for it: ``game``, ``view``, ``record``, ``render``, the action
-strings, an illegal action's message, and the end-of-hand infos. PettingZoo's
+strings and an illegal action's message (the end-of-hand infos are the core's
+own record of how the hand ended). PettingZoo's
 ``OrderEnforcingWrapper`` and ``AssertOutOfBoundsWrapper`` are built in rather
 than wrapped around it (their ``__getattr__`` chains cost more than a Tonk
 move): ``step``, ``observe``, ``render`` and ``agent_iter`` before ``reset()``
@@ -180,8 +181,7 @@ from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.env_logger import EnvLogger
 
 from .agent import action_id
-from .core.batch import _SUIT_VALUE, _VALUES, BatchGames
-from .core.kernels import C_CUR, apply_action, deal, legal_mask_into, observe_into
+from .core.batch import BatchGames
 from .engine import (
     IllegalActionError,
     TonkRules,
@@ -199,7 +199,7 @@ from .engine import (
 from .engine.state import GameState
 from .frames import frame_for
 from .obs import obs_layout
-from .outcome import illegal_info, neutral_info, result_info, step_info
+from .outcome import illegal_info, neutral_info, step_info
 from .play import illegal_message
 from .settings import (
     check_early_end,
@@ -285,11 +285,8 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         }
         self.np_random: np.random.Generator | None = None
         # the compiled core: one game's row and the rules' vectors
-        core = BatchGames(self.rules, num_players, 1)
-        self._S = core.state
-        self._pay = core.payoffs
-        self._P, self._F, self._instant = core.P, core.F, core.instant
-        self._shapes, self._suit_runs, self._above = core.shapes, core.suit_runs, core.above
+        self._core = BatchGames(self.rules, num_players, 1)
+        self._pay = self._core.payoffs
         self._obs_size = obs_layout(num_players).size
         self._legal = np.zeros(self._num_actions, dtype=np.int8)  # the acting seat's mask, kept current
         self._no_legal = np.zeros(self._num_actions, dtype=np.int8)
@@ -366,9 +363,8 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         seat = self._seat[agent]
-        obs = np.empty(self._obs_size, dtype=np.float32)
-        observe_into(self._S, 0, seat, self._P, self._F, self._above, _SUIT_VALUE, obs)
-        mask = self._legal if not self._done and self._S[0, C_CUR] == seat else self._no_legal
+        obs = self._core.observe_seat(0, seat, np.empty(self._obs_size, dtype=np.float32))
+        mask = self._legal if not self._done and self._core.acting_seat(0) == seat else self._no_legal
         return {"observation": obs, "action_mask": mask.copy()}
 
     def step(self, action: Any) -> None:
@@ -397,10 +393,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         else:
             self._actions.append(a)
             self._game = None
-            over = apply_action(
-                self._S, self._pay, 0, a, self._P, self._F, self._shapes, _VALUES, _SUIT_VALUE
-            )
-            if over:
+            if self._core.step_one(0, a):
                 self._end_hand()
             else:
                 self._after_move()
@@ -485,12 +478,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self._dealer = dealer
         self._actions = []
         self._game = None
-        return bool(
-            deal(
-                self._S, self._pay, 0, np.array(order, dtype=np.int64), dealer,
-                self._P, self._F, self._instant, _SUIT_VALUE,
-            )
-        )  # fmt: skip
+        return self._core.deal(0, np.array(order, dtype=np.int64), dealer)
 
     def _state(self) -> GameState:
         g = self.game
@@ -510,12 +498,12 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
 
     def _after_move(self) -> None:
         """The hand goes on: the next agent and its legal mask."""
-        legal_mask_into(self._S, 0, self._P, self._shapes, self._suit_runs, self._legal)
-        self.agent_selection = self.possible_agents[self._S[0, C_CUR]]
+        self._core.legal_mask(0, self._legal)
+        self.agent_selection = self.possible_agents[self._core.acting_seat(0)]
 
     def _end_hand(self) -> None:
-        """The hand ended by the rules: payoffs from the core, the result from the engine's replay."""
-        self._finish(result_info(self._state()), self._pay[0, : self.num_players].tolist())
+        """The hand ended by the rules: the payoffs and how it ended, as the core recorded them."""
+        self._finish(self._core.result_info(0), self._pay[0, : self.num_players].tolist())
 
     def _finish(self, info: dict[str, Any], payoffs: Any) -> None:
         """Terminate every agent with its reward and the result in its info."""

@@ -5,10 +5,16 @@ observation tensor and the legal mask); :func:`bench_env` times the PettingZoo
 AEC env with the usual loop, next to OpenSpiel's gin rummy with the same loop
 shape (when ``open_spiel`` is installed) and a do-nothing env behind
 PettingZoo's standard wrappers, the Gymnasium single-agent env, and the
-compiled core stepping 1,024 games as one batch (:mod:`tonk_env.core.benchmark`)
-at 2, 4 and 6 players. Each benchmark runs several timed trials and reports
-the median, since the machines are shared and noisy. Benchmarks measure;
-tests never assert times.
+compiled core stepping 1,024 games as one batch (:func:`batch_decisions_per_s`)
+at 2, 4 and 6 players; :func:`vector_env_decisions_per_s` times the learner's
+steps of :class:`~tonk_env.vector.TonkVectorEnv` (``benchmarks/vector_env.py``
+runs it). Each benchmark runs several timed trials and reports the median,
+since the machines are shared and noisy. Benchmarks measure; tests never
+assert times.
+
+This module is the home of the env layer's benchmarks (``tonk bench``);
+``benchmarks/`` holds scripts: command lines over these functions and the
+load tests of the server (``frontends``), which this layer may not import.
 """
 
 from __future__ import annotations
@@ -25,11 +31,12 @@ from pettingzoo.utils import wrappers
 
 from .aec import env as make_env
 from .aec import raw_env
-from .core.benchmark import vector_decisions_per_s
+from .core.batch import BatchGames
 from .engine import OVER, legal_actions, make_rules, new_game
 from .engine.rules import TonkRules
 from .obs import obs_layout, observation
 from .single import TonkSingleAgentEnv
+from .vector import TonkVectorEnv
 
 
 def engine_trial(
@@ -300,7 +307,7 @@ def bench_env(
         except ValueError:
             continue  # e.g. seven_card cannot be dealt to 6 players
         trial_runs = [
-            vector_decisions_per_s(n, VECTOR_BATCH, vector_steps, r, seed + i)["decisions_per_s"]
+            batch_decisions_per_s(n, VECTOR_BATCH, vector_steps, r, seed + i)["decisions_per_s"]
             for i in range(max(1, min(trials, 3)))
         ]
         vector[n] = statistics.median(trial_runs)
@@ -327,3 +334,76 @@ def bench_env(
         "aec_vs_openspiel_trials": [round(x, 2) for x in runs["ratio"]],
         "single_agent_steps_per_s_trials": [round(x) for x in runs["single"]],
     }
+
+
+def batch_decisions_per_s(
+    num_players: int = 2,
+    batch: int = 1024,
+    steps: int = 2000,
+    rules: TonkRules | str = "standard",
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Decisions per second of ``batch`` games: masks, acting-seat observations, numpy draws, one step.
+
+    Each round draws one legal action per game with numpy (``rng.random``
+    scaled by each game's legal count, an index into its legal ids) and steps
+    the batch with :meth:`BatchGames.step_observe`, which deals finished games
+    again and writes every game's next legal mask, legal ids and acting-seat
+    observation. Every decision of every seat counts.
+    """
+    core = BatchGames(rules, num_players, batch, seed=seed)
+    masks = core.legal_masks()
+    obs = core.observe()
+    rng = np.random.default_rng(seed)
+    rows = np.arange(batch)
+    ids, counts = core.legal_ids, core.legal_counts
+
+    def one_step() -> None:
+        pick = (rng.random(batch) * counts).astype(np.int64)
+        core.step_observe(ids[rows, pick], masks, obs)
+
+    for _ in range(20):  # warm up (compilation, caches)
+        one_step()
+    hands = 0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        one_step()
+        hands += int(np.count_nonzero(core.dones))
+    dt = time.perf_counter() - t0
+    return {
+        "num_players": num_players,
+        "batch": batch,
+        "decisions": steps * batch,
+        "hands": hands,
+        "seconds": dt,
+        "decisions_per_s": steps * batch / dt,
+    }
+
+
+def vector_env_decisions_per_s(games: int, steps: int, players: int, api: str, seed: int = 0) -> float:
+    """Learner decisions per second of ``TonkVectorEnv`` with random opponents (after 20 warm-up steps).
+
+    Each step draws one uniformly random legal action per game from the masks
+    with numpy and steps the env: ``api="gym"`` through ``step()`` (with
+    Gymnasium's info dicts), ``"arrays"`` through ``step_arrays()`` (what the
+    training VecEnv calls).
+    """
+    env = TonkVectorEnv(num_envs=games, num_players=players)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    row_base = np.arange(games, dtype=np.int64) * env.num_actions
+    step = env.step if api == "gym" else env.step_arrays
+
+    def one() -> None:
+        masks = env.action_masks()
+        legal = np.flatnonzero(masks)
+        counts = np.count_nonzero(masks, axis=1)
+        starts = np.cumsum(counts) - counts
+        step(legal[starts + (rng.random(games) * counts).astype(np.int64)] - row_base)
+
+    for _ in range(20):
+        one()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        one()
+    return steps * games / (time.perf_counter() - t0)

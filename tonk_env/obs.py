@@ -56,6 +56,24 @@ changes whenever this layout changes; checkpoints record it.
 
 Agents receive a seat's observation as a mapping with the keys
 :data:`OBS_KEYS`; :class:`LazyObs` computes each entry on first access.
+
+The privileged features
+-----------------------
+What a seat cannot see, for an oracle critic in training only (``train.oracle``;
+``TonkVectorEnv(oracle=True)`` appends it to the observation). One flat float32
+vector, :func:`privileged_layout` names its slices:
+
+=================  ==========  =================================================
+slice              size        content
+=================  ==========  =================================================
+``opp_hands``      (n-1)*52    per opponent (offset 1..n-1): the cards in its hand
+``opp_counts``     n-1         per opponent: its count / 50
+``next_stock``     52          one-hot next card of the stock (all 0 if empty)
+=================  ==========  =================================================
+
+Size: ``53 * (n - 1) + 52`` (:func:`privileged_size`). :func:`privileged_features`
+computes it from an engine state; the compiled core's
+``tonk_env.core.observe.privileged_into`` writes the same floats.
 """
 
 from __future__ import annotations
@@ -218,6 +236,35 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
             fits = 1.0
     tail.append(fits)
     out[nb:] = tail
+    return out
+
+
+@cache
+def privileged_layout(n: int) -> dict[str, slice]:
+    """The named slices of the privileged features for ``n`` players (see the module docstring)."""
+    out: dict[str, slice] = {}
+    pos = 0
+    for name, size in (("opp_hands", (n - 1) * 52), ("opp_counts", n - 1), ("next_stock", 52)):
+        out[name] = slice(pos, pos + size)
+        pos += size
+    return out
+
+
+def privileged_size(num_players: int) -> int:
+    """Floats of the privileged features for ``num_players`` (``53 * (n - 1) + 52``)."""
+    return privileged_layout(num_players)["next_stock"].stop
+
+
+def privileged_features(s: GameState, seat: int) -> np.ndarray:
+    """What ``seat`` cannot see: the opponents' hands, their counts / 50, the next stock card (float32)."""
+    n = s.n
+    lay = privileged_layout(n)
+    out = np.zeros(privileged_size(n), dtype=np.float32)
+    hands = [s.hands[(seat + i) % n] for i in range(1, n)]
+    unpack_masks(hands, out[lay["opp_hands"]])
+    out[lay["opp_counts"]] = [hand_value(h) / 50 for h in hands]
+    if s.stock:
+        out[lay["next_stock"].start + s.stock[-1]] = 1.0
     return out
 
 

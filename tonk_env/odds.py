@@ -23,8 +23,10 @@ cards as those heuristics do; other opponents may keep higher hands.
 
 Who uses it. The observation tensor's ``opp_above`` and ``drop_win`` features
 (:mod:`tonk_env.obs`), and the hand-written agents' drop decisions, which call
-:func:`drop_win_chance`; :mod:`agents.estimate` samples the same model from
-the exact unseen cards instead of reading this table.
+:func:`drop_win_chance`; :mod:`agents.hidden_counts` draws samples of the
+same model from the exact unseen cards (the expert heuristic's drop estimate,
+the search's sampled worlds) instead of reading this table. This module is
+the one description of the model.
 
 :func:`above_table` is computed once per process (Monte Carlo with a fixed
 seed, so every process builds the same table); lookups then take

@@ -1,8 +1,15 @@
-"""The end-of-hand info dicts both envs return: a played-out result, or an illegal action's penalty."""
+"""The end-of-hand info dicts the envs return: a played-out result, or an illegal action's penalty.
+
+:func:`batch_infos` stacks per-game infos into Gymnasium's vector info dict
+(the vector env's ``infos``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from .engine import GameState
 
@@ -70,3 +77,36 @@ def step_info(n: int, end: dict[str, Any] | None = None) -> dict[str, Any]:
         if info["ended_by"] is None:
             info["ended_by"] = -1
     return info
+
+
+#: Info keys whose values are not one kind of number in every hand (a seat or None, lists).
+OBJECT_KEYS = frozenset({"ended_by", "payoffs", "counts", "detail", "result_kind", "action"})
+
+
+def batch_infos(entries: Sequence[tuple[int, dict[str, Any]]], num_envs: int) -> dict[str, Any]:
+    """Gymnasium's vector info dict of per-game infos: ``key`` an array over the games, ``_key`` its mask.
+
+    Like ``VectorEnv._add_info``, except that a key whose values are not all
+    numbers of one kind (a seat or None, a list) gets an object array, whatever
+    the values of this step are: ``ended_by``, ``payoffs`` and ``counts`` are
+    always object arrays, ``turns`` int64, ``skipped_payoff`` float64.
+    """
+    values: dict[str, list[tuple[int, Any]]] = {}
+    for g, info in entries:
+        for key, v in info.items():
+            values.setdefault(key, []).append((g, v))
+    out: dict[str, Any] = {}
+    for key, items in values.items():
+        kinds = {type(v) for _, v in items}
+        dtype: Any = object
+        if key not in OBJECT_KEYS and len(kinds) == 1:
+            dtype = {bool: np.bool_, int: np.int64, float: np.float64}.get(kinds.pop(), object)
+        array = (
+            np.zeros(num_envs, dtype=dtype) if dtype is not object else np.full(num_envs, None, dtype=object)
+        )
+        mask = np.zeros(num_envs, dtype=np.bool_)
+        for g, v in items:
+            array[g] = v
+            mask[g] = True
+        out[key], out[f"_{key}"] = array, mask
+    return out

@@ -85,34 +85,21 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .agent import Agent, AgentLike, RandomPolicy, agents_from_specs, as_agent
-from .core.batch import action_shapes, rules_params
-from .core.kernels import C_CUR, C_HANDS, C_TURN, DRAW, DROP, HIT_BOOK, MAX_SEATS, NUM_COLS, deal, seeded_deck
-from .core.vector_kernels import (
-    LOG_SIZE,
-    ST_OVER,
-    ST_WAIT,
-    advance,
-    deal_seeded,
-    learner_masks,
-    observe_learners,
-    observe_rows,
-    privileged_games,
-    seed_generators,
-)
-from .engine import IllegalActionError, TonkRules, action_table, hand_value, make_rules, new_game, scoring
-from .engine.cards import SUIT_VALUE, VALUES
+from .core.batch import BatchGames, check_decks
+from .core.layout import MAX_SEATS
+from .core.learner import LOG_SIZE, ST_OVER, ST_WAIT, advance, learner_masks
+from .core.seeding import seed_generators
+from .engine import IllegalActionError, TonkRules, action_table, make_rules, new_game
 from .engine.state import GameState, legal_mask
-from .obs import obs_layout, observation
-from .odds import above_table
-from .outcome import illegal_info, result_info
+from .obs import obs_layout, observation, privileged_size
+from .outcome import batch_infos, illegal_info, result_info
 from .play import decide, start_hand
 from .settings import check_illegal_action, check_reward_scale
 from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
 from .spaces import action_space, observation_box
 
-_SUIT_VALUE = np.array(SUIT_VALUE, dtype=np.int64)
-_VALUES = np.array(VALUES, dtype=np.int64)
-_ABOVE = np.array(above_table(), dtype=np.float64)
+__all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privileged_size"]
+
 _NO_GAMES = np.zeros(0, dtype=np.int64)
 #: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
 _KERNEL_RANDOM = RandomPolicy(0)
@@ -121,42 +108,18 @@ Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
 
 
-def privileged_size(num_players: int) -> int:
-    """Floats ``oracle=True`` appends to the observation (``train.oracle.privileged_size``)."""
-    return 53 * (num_players - 1) + 52
-
-
-def batch_infos(entries: Sequence[tuple[int, dict[str, Any]]], num_envs: int) -> dict[str, Any]:
-    """Gymnasium's vector info dict of per-game infos: ``key`` an array over the games, ``_key`` its mask.
-
-    Like ``VectorEnv._add_info``, except that a key whose values are not all
-    numbers of one kind (a seat or None, a list) gets an object array, whatever
-    the values of this step are: ``ended_by``, ``payoffs`` and ``counts`` are
-    always object arrays, ``turns`` int64, ``skipped_payoff`` float64.
-    """
-    values: dict[str, list[tuple[int, Any]]] = {}
-    for g, info in entries:
-        for key, v in info.items():
-            values.setdefault(key, []).append((g, v))
-    out: dict[str, Any] = {}
-    for key, items in values.items():
-        kinds = {type(v) for _, v in items}
-        dtype: Any = object
-        if key not in _OBJECT_KEYS and len(kinds) == 1:
-            dtype = {bool: np.bool_, int: np.int64, float: np.float64}.get(kinds.pop(), object)
-        array = (
-            np.zeros(num_envs, dtype=dtype) if dtype is not object else np.full(num_envs, None, dtype=object)
-        )
-        mask = np.zeros(num_envs, dtype=np.bool_)
-        for g, v in items:
-            array[g] = v
-            mask[g] = True
-        out[key], out[f"_{key}"] = array, mask
-    return out
-
-
-#: Info keys whose values are not one kind of number in every hand (a seat or None, lists).
-_OBJECT_KEYS = frozenset({"ended_by", "payoffs", "counts", "detail", "result_kind", "action"})
+def _check_seats(learner_seat: Any, dealer: Any, n: int) -> None:
+    """``learner_seat`` (a seat or ``"random"``) and ``dealer`` (None, a seat or ``"random"``) checked."""
+    if learner_seat != "random" and not (
+        isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
+    ):
+        raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+    if (
+        dealer is not None
+        and dealer != "random"
+        and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
+    ):
+        raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
 
 
 class CoreMirrorError(AssertionError):
@@ -204,19 +167,11 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"render_mode={render_mode!r}: the vector env does not render; pass None")
         self.rules = make_rules(rules, **rule_options)
         n = self.num_players = num_players
-        # rules_params refuses what the core cannot do (tables of more than six players)
-        self.P, self.F, self.instant = rules_params(self.rules, num_players)
-        self.shapes, self.suit_runs = action_shapes(self.rules.ace_high)
-        if learner_seat != "random" and not (
-            isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
-        if (
-            dealer is not None
-            and dealer != "random"
-            and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
-        ):
-            raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
+        # the compiled core's host; it refuses what the core cannot do (tables of more than six players)
+        core = self._core = BatchGames(self.rules, num_players, num_envs, deal=False)
+        self.P, self.F, self.instant = core.P, core.F, core.instant
+        self.shapes, self.suit_runs = core.shapes, core.suit_runs
+        _check_seats(learner_seat, dealer, n)
         if not isinstance(oracle, bool) or not isinstance(check, bool):
             raise ValueError(f"oracle and check must be True or False, got {oracle!r} and {check!r}")
         self._seat_choice = learner_seat
@@ -234,30 +189,14 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         self._table = action_table(self.rules.ace_high)
         self.num_actions = self._table.size
         self.obs_size = obs_layout(n).size
-        base = observation_box(self.rules, n)
-        if oracle:
-            extra = privileged_size(n)
-            base = gymnasium.spaces.Box(
-                low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
-                high=np.concatenate([base.high, np.ones(extra, np.float32)]),
-                dtype=np.float32,
-            )
-        self.single_observation_space = base
-        self.single_action_space = action_space(self.rules)
-        self.observation_space = batch_space(base, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
-
+        base = self._spaces()
         B = num_envs
-        self._S = np.zeros((B, NUM_COLS), dtype=np.int64)
-        self._pay = np.zeros((B, MAX_SEATS), dtype=np.float64)
+        self._S, self._pay, self._counters = core.state, core.payoffs, core.counters
         self._rng = np.zeros(B, dtype=np.uint64)
         self._status = np.full(B, ST_OVER, dtype=np.int8)
-        self._last_action = np.full(B, -1, dtype=np.int64)
-        self._last_seat = np.full(B, -1, dtype=np.int64)
         self._log = np.zeros((B, LOG_SIZE), dtype=np.int64)
         self._log_len = np.zeros(B, dtype=np.int64)
         self._scratch = np.zeros(self.num_actions, dtype=np.int8)
-        self._counters = np.zeros(B, dtype=np.int64)
         self._learner = np.zeros(B, dtype=np.int64)
         self._dealers = np.full(B, n - 1, dtype=np.int64)
         self._external = np.zeros((B, MAX_SEATS), dtype=np.bool_)
@@ -270,8 +209,24 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         self._mirrors: list[GameState | None] = [None] * B
         self._mirrored = np.zeros(B, dtype=np.bool_)
         self._gens: list[np.random.Generator] = []
-        self._seed = 0
         self._dealt = False
+
+    def _spaces(self) -> gymnasium.spaces.Box:
+        """Set the single and batched spaces; returns one game's observation space."""
+        n = self.num_players
+        base = observation_box(self.rules, n)
+        if self.oracle:
+            extra = privileged_size(n)
+            base = gymnasium.spaces.Box(
+                low=np.concatenate([base.low, np.zeros(extra, np.float32)]),
+                high=np.concatenate([base.high, np.ones(extra, np.float32)]),
+                dtype=np.float32,
+            )
+        self.single_observation_space = base
+        self.single_action_space = action_space(self.rules)
+        self.observation_space = batch_space(base, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        return base
 
     def _opponent_setup(
         self, opponents: Any, opponent_sampler: Any
@@ -336,7 +291,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         if opts:
             raise ValueError(f"unknown reset options {sorted(opts)}; known: decks")
         self._pending[:] = False
-        self._start_hands(self._all, None if decks is None else self._check_decks(decks))
+        self._start_hands(self._all, None if decks is None else check_decks(decks, self.num_envs))
         self._dealt = True
         self._refresh()
         infos = batch_infos([(g, self.reset_info(g)) for g in range(self.num_envs)], self.num_envs)
@@ -440,23 +395,23 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
     def _advance(self, games: np.ndarray, actions: np.ndarray) -> None:
         """Play ``actions`` (-1: none) in ``games``, then every opponent up to the learner or the end."""
         self._log_len[games] = 0
-        advance(
-            self._S, self._pay, games, actions, self._learner, self._external, self._rng, self._status,
-            self._last_action, self._last_seat, self._log, self._log_len, self.P, self.F, self.shapes,
-            self.suit_runs, _VALUES, _SUIT_VALUE, self._scratch,
-        )  # fmt: skip
+        self._advance_kernel(games, actions)
         self._sync_mirrors(games)
         waiting = games[self._status[games] == ST_WAIT] if games.size else _NO_GAMES
         while waiting.size:
             moves = self._external_moves(waiting)
             self._log_len[waiting] = 0
-            advance(
-                self._S, self._pay, waiting, moves, self._learner, self._external, self._rng, self._status,
-                self._last_action, self._last_seat, self._log, self._log_len, self.P, self.F, self.shapes,
-                self.suit_runs, _VALUES, _SUIT_VALUE, self._scratch,
-            )  # fmt: skip
+            self._advance_kernel(waiting, moves)
             self._sync_mirrors(waiting)
             waiting = waiting[self._status[waiting] == ST_WAIT]
+
+    def _advance_kernel(self, games: np.ndarray, actions: np.ndarray) -> None:
+        """One compiled pass: ``actions`` in ``games``, then the kernel's random opponents up to a stop."""
+        c = self._core
+        advance(
+            c.state, c.payoffs, games, actions, self._learner, self._external, self._rng, self._status,
+            self._log, self._log_len, c.P, c.F, c.shapes, c.suit_runs, c.values, c.suit_value, self._scratch,
+        )  # fmt: skip
 
     def _refresh(self) -> None:
         """Write every game's learner observation and mask (and compare with the mirrors under ``check``)."""
@@ -476,11 +431,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
 
     def _observe(self, games: np.ndarray) -> None:
         """Write the learner observation of ``games`` into the buffer."""
-        observe_learners(self._S, games, self._learner, self.P, self.F, _ABOVE, _SUIT_VALUE, self._obs)
+        self._core.observe_seats(games, self._learner, self._obs)
         if self.oracle:
-            privileged_games(
-                self._S, games, self._learner, self.P, _SUIT_VALUE, self._obs[:, self.obs_size :]
-            )
+            self._core.privileged(games, self._learner, self._obs[:, self.obs_size :])
 
     def random_state(self) -> dict[str, Any]:
         """The deal counters and every generator of the games, as JSON data (for an exact resume).
@@ -489,7 +442,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         deals what this env's next ``reset()`` would have dealt.
         """
         return {
-            "seed": int(self._seed),
+            "seed": int(self._core.seed),
             "dealt": bool(self._dealt),
             "counters": self._counters.tolist(),
             "kernel_rng": [int(x) for x in self._rng.tolist()],
@@ -522,8 +475,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
 
     def _seed_all(self, seed: int) -> None:
         """Restart the seeded deals and every game's generators from ``seed``."""
-        self._seed = seed
-        self._counters[:] = 0
+        self._core.reseed(seed)
         seed_generators(self._rng, seed)
         needs = self._needs_gens()
         self._gens = [np.random.default_rng([seed, g]) for g in range(self.num_envs)] if needs else []
@@ -533,24 +485,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         """Whether hands draw from per-game numpy generators (samplers, random seats or dealers)."""
         return self._samplers is not None or self._seat_choice == "random" or self._dealer_choice == "random"
 
-    def _check_decks(self, decks: Any) -> np.ndarray:
-        """``options["decks"]`` checked: one full deck per game."""
-        d = np.asarray(decks)
-        if d.shape != (self.num_envs, 52) or d.dtype.kind not in "iu":
-            raise ValueError(
-                f"options['decks'] must be integers of shape ({self.num_envs}, 52), got {d.dtype} {d.shape}"
-            )
-        want = np.arange(52)
-        for g in range(self.num_envs):
-            if not np.array_equal(np.sort(d[g]), want):
-                raise ValueError(f"options['decks'][{g}] is not a deck: it needs each card 0..51 once")
-        return d.astype(np.int64)
-
     def deck_of(self, game: int, index: int) -> list[int]:
         """The deck (top first) of game ``game``'s ``index``-th seeded hand since the last seeded reset."""
-        out = np.empty(52, dtype=np.int64)
-        seeded_deck(self._seed, game, index, out)
-        return out.tolist()
+        return self._core.deck_of(game, index)
 
     def _start_hands(self, games: np.ndarray, decks: np.ndarray | None) -> None:
         """Choose seats and opponents, deal ``games`` and play the opponents up to the learner."""
@@ -562,25 +499,10 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             self._learner[games] = self._seat_choice
             self._dealers[games] = n - 1 if self._dealer_choice is None else self._dealer_choice
         if decks is None:
-            deal_seeded(
-                self._S, self._pay, games, self._seed, self._counters, self._dealers, self._last_action,
-                self._last_seat, self.P, self.F, self.instant, _SUIT_VALUE,
-            )  # fmt: skip
+            self._core.deal_next(games, self._dealers)
         else:
             for g in games.tolist():
-                deal(
-                    self._S,
-                    self._pay,
-                    g,
-                    decks[g],
-                    self._dealers[g],
-                    self.P,
-                    self.F,
-                    self.instant,
-                    _SUIT_VALUE,
-                )
-                self._last_action[g] = -1
-                self._last_seat[g] = -1
+                self._core.deal(g, decks[g], int(self._dealers[g]))
         tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
         for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
             seated = self._seated[g]
@@ -652,7 +574,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         moves = np.empty(waiting.size, dtype=np.int64)
         batched: dict[tuple[str, Any], list[int]] = {}
         for i, g in enumerate(waiting.tolist()):
-            agent = self._seated[g][int(self._S[g, C_CUR])]
+            agent = self._seated[g][self._core.acting_seat(g)]
             if getattr(agent, "reads_info", True):
                 m = self._mirrors[g]
                 assert m is not None  # a game with an agent that reads info has a mirror
@@ -669,10 +591,8 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         games = waiting[rows]
         obs = np.zeros((games.size, self.obs_size), dtype=np.float32)
         masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
-        observe_rows(
-            self._S, games, self.P, self.F, _ABOVE, _SUIT_VALUE, obs, masks, self.shapes, self.suit_runs
-        )
-        agents: list[Any] = [self._seated[g][int(self._S[g, C_CUR])] for g in games.tolist()]
+        self._core.observe_rows(games, obs, masks)
+        agents: list[Any] = [self._seated[g][self._core.acting_seat(g)] for g in games.tolist()]
         first = agents[0]
         picks: list[Any]
         if by_key:  # copies of one network: one matrix product, each row picked by its own copy
@@ -691,7 +611,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             a = picks[k]
             ok = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < self.num_actions
             if not ok or not masks[k, int(a)]:
-                seat = int(self._S[g, C_CUR])
+                seat = self._core.acting_seat(g)
                 name = repr(self._table.name(int(a))) if ok else "not an action id"
                 legal = ", ".join(self._table.name(x) for x in np.flatnonzero(masks[k]).tolist())
                 raise IllegalActionError(
@@ -705,49 +625,10 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
     def result_info(self, g: int) -> dict[str, Any]:
         """The end-of-hand info of game ``g``'s finished hand (``tonk_env.outcome.result_info``'s).
 
-        The payoffs are the core's (floats); the kind, the seat and the detail
-        follow from the move that ended the hand, as the engine's ``_finish`` calls.
+        The payoffs are the core's (floats); the kind, the seat and the detail are
+        what the kernel recorded when the hand ended (``BatchGames.result_info``).
         """
-        n = self.num_players
-        hands = self._S[g, C_HANDS : C_HANDS + n].tolist()
-        counts = [hand_value(h) for h in hands]
-        a = int(self._last_action[g])
-        seat: int | None = int(self._last_seat[g])
-        detail = ""
-        if a < 0:  # ended at the deal
-            won = scoring.instant_win(counts, self.rules)
-            if won is None:
-                raise RuntimeError(f"game {g}: the hand is not over")
-            kind, _, seat = won
-            detail = "instant_win_tie" if kind == "void" else ""
-        elif a == DROP:
-            mine = counts[int(self._last_seat[g])]
-            kind = "drop_won" if all(mine < c for s, c in enumerate(counts) if s != seat) else "caught"
-        elif a == DRAW:  # from the empty stock
-            kind, detail = self._stock_out_kind(counts), "empty_stock"
-        elif a < HIT_BOOK:  # a discard: the last card, or the turn that reached max_turns
-            if hands[int(self._last_seat[g])] == 0:
-                kind = "run_out"
-            else:
-                kind, seat, detail = self._stock_out_kind(counts), None, "max_turns"
-        else:  # a hit or spread that emptied the hand
-            kind = "tonk_out"
-        return {
-            "result_kind": kind,
-            "payoffs": self._pay[g, :n].tolist(),
-            "counts": counts,
-            "ended_by": seat,
-            "detail": detail,
-            "turns": int(self._S[g, C_TURN]),
-        }
-
-    def _stock_out_kind(self, counts: list[int]) -> str:
-        """``scoring.stock_out``'s kind: ``void`` for a tie it does not split, else ``stock_out``."""
-        low = min(counts)
-        ties = counts.count(low)
-        if ties > 1 and (self.rules.stock_out_tie == "void" or ties == len(counts)):
-            return "void"
-        return "stock_out"
+        return self._core.result_info(g)
 
     def reset_info(self, g: int) -> dict[str, Any]:
         """The reset info of game ``g``'s current hand, as the single env's ``reset()`` gives it."""
@@ -764,7 +645,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
     def privileged_features(self) -> np.ndarray:
         """The oracle critic's features of every game from the learner's seat, float32 ``(num_envs, k)``."""
         out = np.zeros((self.num_envs, privileged_size(self.num_players)), dtype=np.float32)
-        privileged_games(self._S, self._all, self._learner, self.P, _SUIT_VALUE, out)
+        self._core.privileged(self._all, self._learner, out)
         return out
 
     @property

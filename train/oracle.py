@@ -2,8 +2,9 @@
 
 With ``net.critic: oracle`` the training env's observation is the learner's
 observation (``tonk_env.obs``) followed by privileged features that
-only the trainer may see (:func:`privileged_features`): every opponent's
-hand and count, and the next card of the stock. The SB3 backend's
+only the trainer may see (:func:`tonk_env.obs.privileged_features`, laid out
+in ``tonk_env.obs``): every opponent's hand and count, and the next card of
+the stock. The SB3 backend's
 :class:`~train.sb3.oracle_policy.OracleCriticPolicy` feeds the policy
 network the first part only, so the trained policy is an ordinary agent
 that reads the ordinary observation (``ppo:`` checkpoints, ``.npz`` exports
@@ -24,30 +25,11 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from tonk_env.engine import GameState, hand_value
-from tonk_env.obs import unpack_masks
+from tonk_env.obs import obs_layout, privileged_features, privileged_size
 from tonk_env.single import TonkSingleAgentEnv
 
 __all__ = ["PrivilegedObs", "privileged_features", "privileged_size"]
 
-
-def privileged_size(num_players: int) -> int:
-    """Floats :func:`privileged_features` appends for ``num_players``."""
-    return 53 * (num_players - 1) + 52
-
-
-def privileged_features(s: GameState, seat: int) -> np.ndarray:
-    """What the learner at ``seat`` cannot see: opponents' hands (52 bits each, in
-    seat order after ``seat``), their counts / 50, and the next stock card (one-hot,
-    zeros when the stock is empty)."""
-    n = s.n
-    out = np.zeros(privileged_size(n), dtype=np.float32)
-    hands = [s.hands[(seat + i) % n] for i in range(1, n)]
-    nb = unpack_masks(hands, out)
-    out[nb : nb + n - 1] = [hand_value(h) / 50 for h in hands]
-    if s.stock:
-        out[53 * (n - 1) + s.stock[-1]] = 1.0
-    return out
 
 
 class PrivilegedObs(gym.ObservationWrapper):

@@ -2,7 +2,8 @@
 
 At every decision it compares the legal set, every entry of the acting
 seat's observation (``tonk_env.obs.observation``) and, when a hand ends,
-the payoffs. The engine is the specification; any difference is an error.
+the payoffs and how it ended (the kind, the seat, the detail the kernel
+recorded). The engine is the specification; any difference is an error.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def exact_check(
                     f"deal {started}: core over={over}, engine over={s.result is not None}"
                 )
             if over:
-                _check_payoffs(core.game_payoffs(g), payoffs(s), started)
+                _check_end(core, g, s, started)
                 finished += 1
                 continue
             engines[g] = s
@@ -96,7 +97,7 @@ def exact_check(
             if done != (s.result is not None):
                 raise CoreMismatchError(f"after {a}: core done={done}, engine over={s.result is not None}")
             if done:
-                _check_payoffs(core.game_payoffs(g), payoffs(s), started)
+                _check_end(core, g, s, started)
                 finished += 1
                 live[g] = deal(g)
     return {
@@ -108,9 +109,17 @@ def exact_check(
     }
 
 
-def _check_payoffs(core: np.ndarray, engine: tuple[float, ...], hand: int) -> None:
-    if core.tolist() != [float(x) for x in engine]:
-        raise CoreMismatchError(f"hand {hand}: payoffs differ: core {core.tolist()}, engine {list(engine)}")
+def _check_end(core: BatchGames, g: int, s: GameState, hand: int) -> None:
+    """The payoffs and how the hand ended (kind, seat, detail): the core's record against the engine's."""
+    got, want = core.game_payoffs(g).tolist(), [float(x) for x in payoffs(s)]
+    if got != want:
+        raise CoreMismatchError(f"hand {hand}: payoffs differ: core {got}, engine {want}")
+    r = s.result
+    assert r is not None  # the engine's hand is over here
+    if core.ending(g) != (r.kind, r.seat, r.detail):
+        raise CoreMismatchError(
+            f"hand {hand}: the ending differs: core {core.ending(g)}, engine {(r.kind, r.seat, r.detail)}"
+        )
 
 
 def exact_runs(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .actions import ActionTable
 from .cards import FULL_DECK, cards_of, hand_value
 from .rules import TonkRules
-from .state import OVER, GameState, Result, Spread, _index_targets, legal_actions
+from .state import OVER, GameState, Result, Spread, index_targets, legal_actions
 
 
 @dataclass(frozen=True)
@@ -155,5 +155,5 @@ def sample_state(info: SeatInfo, rng: random.Random) -> GameState:
     s.turn = info.turn
     s.history = list(info.history)
     s.result = info.result
-    _index_targets(s)
+    index_targets(s)
     return s

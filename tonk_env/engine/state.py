@@ -411,7 +411,7 @@ def is_legal(s: GameState, action: int) -> bool:
     return hand & m == m
 
 
-def _index_targets(s: GameState) -> None:
+def index_targets(s: GameState) -> None:
     """Recompute which cards can hit which spread (after a spread or hit)."""
     book = high = low = 0
     index: dict[int, int] = {}
@@ -526,7 +526,7 @@ def _lay(s: GameState, cur: int, a: int) -> None:
     s.known[cur] &= ~played
     if s.taken >= 0 and played >> s.taken & 1:
         s.taken = -1
-    _index_targets(s)
+    index_targets(s)
     if not hand:
         _finish(s, "tonk_out", scoring.win_from_each(s.n, cur, s.rules.tonk_out_pay), cur)
 

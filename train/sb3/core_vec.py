@@ -21,7 +21,7 @@ gives it, from ``n_envs`` games stepped at once on the compiled core:
   updates the pools (the training callback's pushes).
 
 Same seed, same run; the random streams differ from ``dummy``'s (deals come
-from :func:`tonk_env.core.kernels.seeded_deck`), so the two give different,
+from :func:`tonk_env.core.seeding.seeded_deck`), so the two give different,
 equally valid runs.
 """
 

@@ -1,25 +1,12 @@
-"""How low is an opponent's hand? The opponent model behind every drop decision.
+"""Samples of the opponents' hidden counts under the opponent model of :mod:`tonk_env.odds`.
 
-An opponent's count is the value of the cards it is known to hold (taken
-from the pile, not played since) plus its *hidden* cards. Players shed their
-highest loose card every turn, so after ``k`` turns a hand is not a random
-draw from the unseen cards: it is closer to the lowest cards of everything
-the player has held. The model (a *selection* model):
-
-    a hand with ``h`` hidden cards, whose owner added a card to it on ``k``
-    turns (draws and takes), holds the ``h`` lowest of ``h + D`` cards drawn
-    from the cards this seat has not seen, with ``D = selection * k``
-    (fractional ``D`` rounded at random).
-
-``selection = 0`` treats hidden cards as random; ``1`` as the lowest of every
-card the player drew. Calibrated on expert and greedy opponents (predicted
-against actual payoff of dropping, 2 players, ``standard``), 0.5–0.6 fits
-best; 0.6 is the default.
-
-:func:`sample_hidden_counts` samples the model from the exact unseen cards
-(the expert, ~100 samples per decision). The table for a full deck, which
-the search rollouts and the observation read in microseconds, is the
-opponent model of :mod:`tonk_env.odds`.
+The model (the *selection* model, described and calibrated in
+:mod:`tonk_env.odds`): a hand with ``h`` hidden cards, whose owner added a
+card on ``k`` turns, holds the ``h`` lowest of ``h + D`` cards, ``D =
+selection * k``. :mod:`tonk_env.odds` reads it from a table over a full deck;
+this module draws it from the cards this seat has not seen (``D`` rounded at
+random), as the expert heuristic's drop estimate (~100 samples a decision) and
+the search's sampled worlds need.
 """
 
 from __future__ import annotations
