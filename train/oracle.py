@@ -25,11 +25,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from tonk_env.obs import obs_layout, privileged_features, privileged_size
+from tonk_env.obs import privileged_features, privileged_size
 from tonk_env.single import TonkSingleAgentEnv
 
 __all__ = ["PrivilegedObs", "privileged_features", "privileged_size"]
-
 
 
 class PrivilegedObs(gym.ObservationWrapper):
