@@ -160,6 +160,12 @@ def _register_serve(sub: argparse._SubParsersAction) -> None:
         help="agent specs to offer; file agents (ppo:PATH, npz:PATH, onnx:DIR) are loaded only "
         "from the paths listed here",
     )
+    _add_limit_flags(s)
+    s.set_defaults(func=cmd_serve)
+
+
+def _add_limit_flags(s: argparse.ArgumentParser) -> None:
+    """The server's limits: sizes, times and per-client shares (validated by the server's limits)."""
     s.add_argument("--max-games", type=int, default=100, help="live games at most")
     s.add_argument("--max-budget", type=int, default=1000, metavar="N", help="search:ismcts budget at most")
     s.add_argument(
@@ -233,7 +239,6 @@ def _register_serve(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="seconds after which an unused game is dropped",
     )
-    s.set_defaults(func=cmd_serve)
 
 
 def _register_export(sub: argparse._SubParsersAction) -> None:

@@ -34,7 +34,7 @@ from agents.ppo import load_policy
 from agents.registry import check_spec, parse_spec
 from agents.zoo import card_path, check_name, read_card, write_card, write_entry
 from agents.zoo.card import FORMAT
-from tonk_env.engine import make_rules
+from tonk_env.engine import TonkRules, make_rules
 from train.config import read_config_file
 
 from .common import ScoreRow, evaluate_one_seat, git_commit, score_row
@@ -113,6 +113,24 @@ def _training_seconds(run: Path, summary: dict[str, Any]) -> float | None:
     return float(ppo) + sum(float(v) for k, v in info.items() if k.endswith("_seconds"))
 
 
+def _read_run(run: Path, checkpoint: str | None) -> tuple[Path, dict[str, Any], Any, TonkRules]:
+    """The run's checkpoint path, its config, the policy and the rules (checked against the policy's)."""
+    if not (run / "config.yaml").is_file():
+        raise ValueError(f"{run}: no config.yaml; not a training run folder")
+    ckpt = resolve_checkpoint(Path(checkpoint) if checkpoint else run)
+    config = read_config_file(run / "config.yaml")
+    policy = load_policy(ckpt)
+    meta = policy.meta
+    preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
+    rules = make_rules(preset, **options)
+    if rules.hash != meta.get("rules_hash"):
+        raise ValueError(
+            f"{ckpt}: trained with rules hash {meta.get('rules_hash')}, but its run's config.yaml "
+            f"names rules {preset} {options} (hash {rules.hash})"
+        )
+    return ckpt, config, policy, rules
+
+
 def add_entry(
     run_dir: str | Path,
     name: str,
@@ -133,20 +151,10 @@ def add_entry(
         check_spec(spec)  # an unknown opponent is named before anything is evaluated
     refuse_peek([*(baselines or []), *([headline] if headline else [])], "tonk zoo add")
     run = Path(run_dir)
-    if not (run / "config.yaml").is_file():
-        raise ValueError(f"{run}: no config.yaml; not a training run folder")
-    ckpt = resolve_checkpoint(Path(checkpoint) if checkpoint else run)
-    config = read_config_file(run / "config.yaml")
-    policy = load_policy(ckpt)
+    ckpt, config, policy, rules = _read_run(run, checkpoint)
     meta = policy.meta
     players = meta["num_players"]
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
-    rules = make_rules(preset, **options)
-    if rules.hash != meta.get("rules_hash"):
-        raise ValueError(
-            f"{ckpt}: trained with rules hash {meta.get('rules_hash')}, but its run's config.yaml "
-            f"names rules {preset} {options} (hash {rules.hash})"
-        )
     opponents = list(baselines or default_baselines(players))
     top = headline or opponents[-1]
     if top not in opponents:
