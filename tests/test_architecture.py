@@ -353,3 +353,70 @@ def test_the_sb3_check_follows_imports_through_other_modules() -> None:
         for name in planted:
             MODULES.pop(name).unlink()
             EDGES.pop(name, None)
+
+
+#: A module longer than this holds more than one concept: split it.
+MAX_MODULE_LINES = 700
+#: A function longer than this does more than one thing: cut it into named steps.
+MAX_FUNCTION_LINES = 80
+#: Modules (``pkg.mod``) and functions (``pkg.mod:Class.func``) allowed past the limits, each with why.
+SIZE_ALLOWED: dict[str, str] = {
+    "train.config": "its hand-written type checker and range tables give way to the settings schema",
+    "tonk_env.single:TonkSingleAgentEnv.__init__": "its argument checks give way to the settings schema",
+    "tonk_env.single:TonkSingleAgentEnv.reset": "its argument checks give way to the settings schema",
+}
+
+
+def size_problems(modules: dict[str, Path]) -> list[str]:
+    """Every module over :data:`MAX_MODULE_LINES` and function over :data:`MAX_FUNCTION_LINES` lines."""
+    bad = []
+    for name, path in modules.items():
+        text = path.read_text()
+        where = path.relative_to(ROOT)
+        lines = len(text.splitlines())
+        if lines > MAX_MODULE_LINES and name not in SIZE_ALLOWED:
+            bad.append(f"{where}: {lines} lines (at most {MAX_MODULE_LINES})")
+        for qual, node in _functions(ast.parse(text, str(where)), ""):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES and f"{name}:{qual}" not in SIZE_ALLOWED:
+                bad.append(f"{where}:{node.lineno}: {qual} is {length} lines (at most {MAX_FUNCTION_LINES})")
+    return bad
+
+
+def _functions(node: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function under ``node`` with its dotted name (``Class.method``, ``outer.inner``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + child.name, child
+            yield from _functions(child, f"{prefix}{child.name}.")
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions(child, f"{prefix}{child.name}.")
+
+
+def test_modules_and_functions_stay_small() -> None:
+    bad = size_problems(MODULES)
+    assert not bad, "too long (split by concept, or list it in SIZE_ALLOWED with the reason):\n" + "\n".join(
+        bad
+    )
+    stale = [k for k in SIZE_ALLOWED if k.split(":")[0] not in MODULES]
+    assert not stale, f"SIZE_ALLOWED names modules that do not exist: {stale}"
+
+
+def test_the_size_check_catches_a_long_module_and_a_long_function() -> None:
+    body = "".join(f"        x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    planted = {
+        "tonk_env._planted_f": f"class C:\n    def f(self) -> None:\n{body}",  # 81 lines
+        "tonk_env._planted_m": "".join(f"y{i} = {i}\n" for i in range(MAX_MODULE_LINES + 1)),
+    }
+    found = []
+    for name, source in planted.items():
+        path = ROOT / Path(*name.split(".")).with_suffix(".py")
+        path.write_text(source)
+        try:
+            found += size_problems({name: path})
+        finally:
+            path.unlink()
+    assert found == [
+        f"tonk_env/_planted_f.py:2: C.f is {MAX_FUNCTION_LINES + 1} lines (at most {MAX_FUNCTION_LINES})",
+        f"tonk_env/_planted_m.py: {MAX_MODULE_LINES + 1} lines (at most {MAX_MODULE_LINES})",
+    ]
