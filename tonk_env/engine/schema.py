@@ -30,16 +30,28 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import numbers
 import re
 import reprlib
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-__all__ = ["Allowed", "SettingError", "build", "check", "check_value", "invalid", "setting", "show"]
+__all__ = [
+    "Allowed",
+    "SettingError",
+    "build",
+    "check",
+    "check_value",
+    "invalid",
+    "setting",
+    "show",
+    "unknown",
+]
 
 #: Shows a value in a message, cut short (a YAML alias can make a huge structure of a few lines).
 _SHORT = reprlib.Repr()
@@ -122,6 +134,12 @@ def setting(
     if factory is not None:
         return dataclasses.field(default_factory=factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of the dataclass ``cls`` (resolved once: a ruleset is made often)."""
+    return typing.get_type_hints(cls)
 
 
 def _allowed(f: dataclasses.Field[Any]) -> Allowed:
@@ -227,15 +245,11 @@ def _container(value: Any, tp: Any, origin: Any, lenient: bool) -> Any:
     return value
 
 
-def _unknown(what: str, key: str, names: list[str], prefix: str) -> NoReturn:
-    """Refuse an unknown key, naming the nearest known one and all of them."""
+def unknown(lead: str, key: str, names: Sequence[str], known: str = "known keys") -> NoReturn:
+    """Refuse an unknown key: ``LEAD 'key' (did you mean 'near'?); KNOWN: a, b, c``."""
     near = difflib.get_close_matches(key, names, n=1)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
-    whose = f" of {prefix}" if prefix else ""
-    lead = f"{what} " if what else ""
-    raise SettingError(
-        f"unknown {lead}key {show(_join(prefix, key))}{hint}; known keys{whose}: {', '.join(names)}"
-    )
+    raise SettingError(f"{lead} {show(key)}{hint}; {known}: {', '.join(names)}")
 
 
 def _join(prefix: str, key: Any) -> str:
@@ -261,14 +275,17 @@ def build(
     if not isinstance(data, dict):
         where = f" {prefix}" if prefix else ""
         raise SettingError(f"{what}{where}: expected a mapping, got {show(data)}".strip())
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     kwargs = {}
     for key, value in data.items():
         if key not in fields:
             if extra:
                 continue
-            _unknown(what, str(key), list(fields), prefix)
+            lead = f"{what} unknown key" if what.endswith(":") else f"unknown {what} key".replace("  ", " ")
+            unknown(
+                lead, _join(prefix, key), list(fields), f"known keys of {prefix}" if prefix else "known keys"
+            )
         kwargs[key] = _field_value(what, fields[key], hints[key], value, lenient, extra, _join(prefix, key))
     for name, f in fields.items():
         missing = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
@@ -312,6 +329,17 @@ def _dataclass_in(tp: Any) -> type | None:
     return None
 
 
+@functools.cache
+def _plan(cls: type) -> tuple[tuple[str, Any, Allowed, bool], ...]:
+    """``(name, annotation, allowed, holds dataclasses)`` of each init field of ``cls``, found once."""
+    hints = _hints(cls)
+    return tuple(
+        (f.name, hints[f.name], _allowed(f), _dataclass_in(hints[f.name]) is not None)
+        for f in dataclasses.fields(cls)
+        if f.init
+    )
+
+
 def check(obj: Any, what: str = "", *, prefix: str = "", types: bool = True, flag: bool = False) -> None:
     """Check every field of the dataclass ``obj`` (nested ones too) against its declared type and values.
 
@@ -319,19 +347,23 @@ def check(obj: Any, what: str = "", *, prefix: str = "", types: bool = True, fla
     :class:`SettingError`. ``flag`` names fields as command-line flags
     (``--max-budget``) in messages.
     """
-    hints = typing.get_type_hints(type(obj))
-    for f in dataclasses.fields(obj):
-        if not f.init:
+    cls: type = obj.__class__
+    for name, tp, allowed, nested in _plan(cls):
+        value = getattr(obj, name)
+        label = "--" + name.replace("_", "-") if flag else name
+        check_value(what, _join(prefix, label), value, tp, allowed, types=types)
+        if not nested:
             continue
-        value = getattr(obj, f.name)
-        name = "--" + f.name.replace("_", "-") if flag else f.name
-        check_value(what, _join(prefix, name), value, hints[f.name], _allowed(f), types=types)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            check(value, what, prefix=_join(prefix, f.name), types=types)
+            check(value, what, prefix=_join(prefix, name), types=types)
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 if dataclasses.is_dataclass(v) and not isinstance(v, type):
-                    check(v, what, prefix=f"{_join(prefix, f.name)}[{i}]", types=types)
+                    check(v, what, prefix=f"{_join(prefix, name)}[{i}]", types=types)
+
+
+#: The scalar annotations whose values :func:`check_value` checks without conversion.
+_EXACT = {int: int, bool: bool, str: str}
 
 
 def check_value(what: str, key: str, value: Any, tp: Any, allowed: Allowed, *, types: bool = True) -> Any:
@@ -339,20 +371,20 @@ def check_value(what: str, key: str, value: Any, tp: Any, allowed: Allowed, *, t
 
     Returns the value as its type has it (an int given for a float, as a float).
     """
-    words = allowed.words or _words(tp)
-    if types:
+    given = value
+    if types and not (tp in _EXACT and type(value) is _EXACT[tp]):  # the common case needs no conversion
         try:
             value = _typed(value, tp, lenient=False)
         except _Wrong:
-            invalid(what, key, value, words)
+            invalid(what, key, given, allowed.words or _words(tp))
     if value is None:
         return value
     if not allowed.accepts(value):
-        invalid(what, key, value, words)
+        invalid(what, key, given, allowed.words or _words(tp))
     if isinstance(value, dict) and allowed.each is not None:
         for k, v in value.items():
             if not allowed.each.accepts(v):
-                invalid(what, f"{key}.{k}", v, allowed.each.words or words)
+                invalid(what, f"{key}.{k}", v, allowed.each.words or allowed.words or _words(tp))
     return value
 
 
