@@ -303,7 +303,7 @@ def _field_value(
     try:
         out = _typed(value, tp, lenient)
     except _Wrong:
-        invalid(what, path, value, _allowed(f).words or _words(tp))
+        invalid(what, *_first_wrong(path, value, tp, _allowed(f), lenient))
     inner = _dataclass_in(tp)
     if inner is None:
         return out
@@ -317,6 +317,22 @@ def _field_value(
             for i, v in enumerate(out)
         ]
     return out
+
+
+def _first_wrong(path: str, value: Any, tp: Any, allowed: Allowed, lenient: bool) -> tuple[str, Any, str]:
+    """The item of a list or mapping whose type is wrong, as ``(key, value, words)``; else the whole value."""
+    args = typing.get_args(tp)
+    items: list[tuple[str, Any]] = []
+    if typing.get_origin(tp) in (list, tuple) and isinstance(value, (list, tuple)):
+        items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+    elif typing.get_origin(tp) is dict and isinstance(value, dict):
+        items = [(f"{path}.{k}", v) for k, v in value.items()]
+    for key, v in items:
+        try:
+            _typed(v, args[-1], lenient)
+        except _Wrong:
+            return key, v, allowed.each.words if allowed.each and allowed.each.words else _words(args[-1])
+    return path, value, allowed.words or _words(tp)
 
 
 def _dataclass_in(tp: Any) -> type | None:
