@@ -23,7 +23,9 @@ names the setting, its value and what is allowed::
     config ppo.gamma=2.0 is invalid; allowed: a number in (0, 1]
 
 It lives in the engine, the lowest layer, so every layer (the engine's rules
-included) validates through it; it needs only the standard library.
+included) validates through it; it needs only the standard library. That is
+why it is not pydantic: the engine imports no third-party package but numpy,
+and the rules must validate here like every other setting.
 """
 
 from __future__ import annotations
@@ -245,11 +247,13 @@ def _container(value: Any, tp: Any, origin: Any, lenient: bool) -> Any:
     return value
 
 
-def unknown(lead: str, key: str, names: Sequence[str], known: str = "known keys") -> NoReturn:
-    """Refuse an unknown key: ``LEAD 'key' (did you mean 'near'?); KNOWN: a, b, c``."""
+def unknown(
+    lead: str, key: str, names: Sequence[str], known: str = "known keys", prefix: str = ""
+) -> NoReturn:
+    """Refuse an unknown key: ``LEAD 'prefix.key' (did you mean 'near'?); KNOWN: a, b, c``."""
     near = difflib.get_close_matches(key, names, n=1)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
-    raise SettingError(f"{lead} {show(key)}{hint}; {known}: {', '.join(names)}")
+    raise SettingError(f"{lead} {show(_join(prefix, key))}{hint}; {known}: {', '.join(names)}")
 
 
 def _join(prefix: str, key: Any) -> str:
@@ -283,9 +287,8 @@ def build(
             if extra:
                 continue
             lead = f"{what} unknown key" if what.endswith(":") else f"unknown {what} key".replace("  ", " ")
-            unknown(
-                lead, _join(prefix, key), list(fields), f"known keys of {prefix}" if prefix else "known keys"
-            )
+            known = f"known keys of {prefix}" if prefix else "known keys"
+            unknown(lead, str(key), list(fields), known, prefix)
         kwargs[key] = _field_value(what, fields[key], hints[key], value, lenient, extra, _join(prefix, key))
     for name, f in fields.items():
         missing = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
