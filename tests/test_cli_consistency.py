@@ -141,5 +141,5 @@ def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:
     assert "## Sample hands" in board and f"hands/{files[0].name}" in board
     results = (res.folder / "results.jsonl").read_text()
     assert "sample_hands" not in results and '"deck"' not in results  # the hands stay out of the results
-    with pytest.raises(ValueError, match="sample_hands must be an int 0..1000"):
+    with pytest.raises(ValueError, match=r"sample_hands=-1 is invalid; allowed: an int 0\.\.1000"):
         TournamentConfig.from_dict({"entrants": ["random"], "sample_hands": -1})

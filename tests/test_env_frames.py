@@ -76,7 +76,9 @@ def test_aec_env_frames_follow_render_seat() -> None:
     assert not np.array_equal(e1.render(), f0)
     with pytest.raises(ValueError, match="render_seat must be a seat 0..1"):
         env(2, render_mode="rgb_array", render_seat=2)
-    with pytest.raises(ValueError, match="render_mode must be None, 'ansi', 'human' or 'rgb_array'"):
+    with pytest.raises(
+        ValueError, match="render_mode='png' is invalid; allowed: None, 'ansi', 'human' or 'rgb_array'"
+    ):
         env(2, render_mode="png")
 
 

@@ -51,9 +51,9 @@ def test_aec_redeal_refuses_a_stacked_deck_that_ends_at_the_deal() -> None:
     assert all(d.terminations.values()) and d.infos["player_0"]["result_kind"] == "instant_win"
     with pytest.raises(ValueError, match=r"stacked deck's hand ends at the deal \(instant_win\)"):
         env(2, early_end="redeal").reset(seed=0, options={"deck": deck})
-    with pytest.raises(ValueError, match="early_end must be 'deliver' or 'redeal'"):
+    with pytest.raises(ValueError, match="early_end='skip' is invalid; allowed: 'deliver' or 'redeal'"):
         env(2, early_end="skip")
-    with pytest.raises(ValueError, match="max_redeals must be an int >= 0"):
+    with pytest.raises(ValueError, match="max_redeals=-1 is invalid; allowed: an int >= 0"):
         env(2, max_redeals=-1)
 
 
@@ -96,7 +96,7 @@ def test_aec_infos_default_to_the_end_only_for_torchrl() -> None:
     e = env(2)
     e.reset(seed=1)
     assert e.infos == {"player_0": {}, "player_1": {}}
-    with pytest.raises(ValueError, match="infos must be 'end' or 'every_step'"):
+    with pytest.raises(ValueError, match="infos='always' is invalid; allowed: 'end' or 'every_step'"):
         env(2, infos="always")
 
 

@@ -254,7 +254,7 @@ def test_a_stacked_deck_that_ends_before_the_learner_acts_is_an_error_with_redea
 def test_early_end_is_validated_and_defaults_to_deliver() -> None:
     assert TonkSingleAgentEnv(2).early_end == "deliver"
     for bad in ("skip", "", None, 1):
-        with pytest.raises(ValueError, match=r"early_end must be 'deliver' or 'redeal'"):
+        with pytest.raises(ValueError, match=r"early_end=.* is invalid; allowed: 'deliver' or 'redeal'"):
             TonkSingleAgentEnv(2, early_end=bad)  # type: ignore[arg-type]  # a wrong type on purpose
     env = TonkSingleAgentEnv(2)
     _, info = env.reset(seed=0)

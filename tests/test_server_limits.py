@@ -295,7 +295,7 @@ def test_serve_refuses_bad_flags_and_a_busy_port_with_a_message() -> None:
     )
     assert (
         r.returncode == 2
-        and "--max-seconds must be a finite number" in r.stderr
+        and "--max-seconds=nan is invalid; allowed: a finite number" in r.stderr
         and "Traceback" not in r.stderr
     )
     with socket.socket() as busy:

@@ -205,6 +205,7 @@ from .settings import (
     check_early_end,
     check_illegal_action,
     check_infos,
+    check_max_redeals,
     check_render_mode,
     check_reward_scale,
 )
@@ -265,9 +266,7 @@ class raw_env(AECEnv):  # lower case: PettingZoo's naming
         self.illegal_action = illegal_action
         self.early_end = check_early_end(early_end)
         self.info_mode = check_infos(infos)
-        if isinstance(max_redeals, bool) or not isinstance(max_redeals, int) or max_redeals < 0:
-            raise ValueError(f"max_redeals must be an int >= 0, got {max_redeals!r}")
-        self.max_redeals = max_redeals
+        self.max_redeals = check_max_redeals(max_redeals)
         self.skipped_hands = 0
         """Hands dealt again by the latest ``reset()`` (``early_end="redeal"``)."""
         self.skipped_hands_total = 0

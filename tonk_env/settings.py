@@ -1,56 +1,89 @@
-"""Validation of the options both envs take (reward scale, illegal actions, early ends, render mode)."""
+"""The settings both envs take (reward scale, illegal actions, early ends, render mode, infos, redeals).
+
+Declared once in :class:`EnvSettings` (:mod:`tonk_env.engine.schema`); the
+envs' constructors keep their keyword arguments and check each through the
+``check_*`` functions here, so a bad one reads like every other setting:
+``early_end='skip' is invalid; allowed: 'deliver' or 'redeal'``.
+"""
 
 from __future__ import annotations
 
+import typing
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from .engine.schema import check_value, field_allowed, setting
 
 #: What the single-agent env does with a hand that ends before the learner acts.
 EARLY_END_MODES = ("deliver", "redeal")
-
-
-def check_reward_scale(reward_scale: Any) -> float:
-    """Validate ``reward_scale`` (a finite number) and return it as a float."""
-    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.floating, np.integer)):
-        raise ValueError(f"reward_scale must be a number, got {reward_scale!r}")
-    v = float(reward_scale)
-    if not np.isfinite(v):
-        raise ValueError(f"reward_scale must be finite, got {reward_scale!r}")
-    return v
-
-
-def check_illegal_action(mode: str, penalty: Any) -> float:
-    """Validate ``illegal_action`` (``raise``/``penalize``) and its penalty; return the penalty."""
-    if mode not in ("raise", "penalize"):
-        raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {mode!r}")
-    if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not np.isfinite(penalty):
-        raise ValueError(f"illegal_penalty must be a finite number, got {penalty!r}")
-    return float(penalty)
-
-
-def check_early_end(mode: Any) -> str:
-    """Validate ``early_end`` (``deliver``/``redeal``) and return it."""
-    if not isinstance(mode, str) or mode not in EARLY_END_MODES:
-        raise ValueError(f"early_end must be 'deliver' or 'redeal', got {mode!r}")
-    return mode
-
-
+#: What an env does with an illegal action: raise, or end the hand with a penalty.
+ILLEGAL_ACTION_MODES = ("raise", "penalize")
 #: The render modes of both envs: text (returned or printed) and pictures (``tonk_env.frames``).
 RENDER_MODES = ("ansi", "human", "rgb_array")
 #: When the AEC env's infos hold the end-of-hand keys: only at the end, or on every step.
 INFO_MODES = ("end", "every_step")
 
 
+def _either(modes: tuple[str, ...]) -> str:
+    return ", ".join(map(repr, modes[:-1])) + f" or {modes[-1]!r}"
+
+
+@dataclass(frozen=True)
+class EnvSettings:
+    """The keyword settings of the envs besides the rules and the table, with their allowed values."""
+
+    reward_scale: float = setting(1.0, "a finite number")
+    """Rewards are stakes times this."""
+    illegal_action: str = setting("raise", _either(ILLEGAL_ACTION_MODES), choices=ILLEGAL_ACTION_MODES)
+    """``raise`` an :class:`~tonk_env.engine.IllegalActionError`, or ``penalize`` (the hand ends)."""
+    illegal_penalty: float = setting(-1.0, "a finite number")
+    """The reward of an illegal action under ``penalize``."""
+    early_end: str = setting("deliver", _either(EARLY_END_MODES), choices=EARLY_END_MODES)
+    """A hand that ends before the learner acts: ``deliver`` it, or ``redeal``."""
+    render_mode: str | None = setting(None, "None, " + _either(RENDER_MODES), choices=RENDER_MODES)
+    """None, ``ansi`` (text), ``human`` (printed) or ``rgb_array`` (pictures)."""
+    infos: str = setting("end", _either(INFO_MODES), choices=INFO_MODES)
+    """The AEC env's end-of-hand infos: only at the end, or on every step."""
+    max_redeals: int = setting(100, "an int >= 0", low=0)
+    """Hands dealt again at most by one ``reset()`` (``early_end="redeal"``; the AEC env's default, the
+    single-agent env's is 1000)."""
+
+
+_HINTS = typing.get_type_hints(EnvSettings)
+
+
+def _check(name: str, value: Any) -> Any:
+    """``value`` of the setting ``name`` of :class:`EnvSettings`, checked."""
+    return check_value("", name, value, _HINTS[name], field_allowed(EnvSettings, name))
+
+
+def check_reward_scale(reward_scale: Any) -> float:
+    """Validate ``reward_scale`` (a finite number) and return it as a float."""
+    return float(_check("reward_scale", reward_scale))
+
+
+def check_illegal_action(mode: str, penalty: Any) -> float:
+    """Validate ``illegal_action`` (``raise``/``penalize``) and its penalty; return the penalty."""
+    _check("illegal_action", mode)
+    return float(_check("illegal_penalty", penalty))
+
+
+def check_early_end(mode: Any) -> str:
+    """Validate ``early_end`` (``deliver``/``redeal``) and return it."""
+    return str(_check("early_end", mode))
+
+
 def check_infos(mode: Any) -> str:
     """Validate the AEC env's ``infos`` (``end``/``every_step``) and return it."""
-    if not isinstance(mode, str) or mode not in INFO_MODES:
-        raise ValueError(f"infos must be 'end' or 'every_step', got {mode!r}")
-    return mode
+    return str(_check("infos", mode))
 
 
 def check_render_mode(render_mode: str | None) -> str | None:
     """Validate a render mode: None, ``"ansi"``, ``"human"`` or ``"rgb_array"``."""
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
-    return render_mode
+    checked: str | None = _check("render_mode", render_mode)
+    return checked
+
+
+def check_max_redeals(max_redeals: Any) -> int:
+    """Validate ``max_redeals`` (an int >= 0) and return it."""
+    return int(_check("max_redeals", max_redeals))

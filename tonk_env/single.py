@@ -138,7 +138,13 @@ from .frames import frame_for
 from .obs import observation
 from .outcome import illegal_info, result_info, step_info
 from .play import illegal_message, play, start_hand
-from .settings import check_early_end, check_illegal_action, check_render_mode, check_reward_scale
+from .settings import (
+    check_early_end,
+    check_illegal_action,
+    check_max_redeals,
+    check_render_mode,
+    check_reward_scale,
+)
 from .spaces import action_space, observation_box
 
 ACKNOWLEDGE = 1
@@ -230,9 +236,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.illegal_action = illegal_action
         self.render_mode = check_render_mode(render_mode)
-        if not isinstance(max_redeals, int) or max_redeals < 0:
-            raise ValueError(f"max_redeals must be an int >= 0, got {max_redeals!r}")
-        self.max_redeals = max_redeals
+        self.max_redeals = check_max_redeals(max_redeals)
         self.early_end = check_early_end(early_end)
 
         self._default_random = RandomPolicy(self.np_random)

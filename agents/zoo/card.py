@@ -41,59 +41,72 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from tonk_env.engine.schema import build, setting
 
 __all__ = ["FORMAT", "check_card", "headline", "headline_row", "render_markdown"]
 
 FORMAT = "tonk-zoo-card/1"
 
-#: Required top-level fields and their JSON types.
-_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "format": str,
-    "name": str,
-    "file": str,
-    "sha256": str,
-    "num_players": int,
-    "rules": str,
-    "rule_options": dict,
-    "rules_hash": str,
-    "obs_version": int,
-    "network": dict,
-    "source": dict,
-    "config": dict,
-    "training": dict,
-    "evaluation": dict,
-    "headline": str,
-    "created": str,
-}
-
-#: Fields of one evaluation row (and of the best response, with ``margin`` for ``mean_stakes``).
-_ROW: dict[str, type | tuple[type, ...]] = {
-    "opponent": str,
-    "mean_stakes": (int, float),
-    "ci95": list,
-    "win_rate": (int, float),
-    "hands": int,
-}
-_BEST: dict[str, type | tuple[type, ...]] = {
-    "spec": str,
-    "margin": (int, float),
-    "ci95": list,
-    "hands": int,
-    "steps": int,
-    "seed": int,
-}
+#: The words of a 95% interval.
+_INTERVAL = "an interval [low, high] of finite numbers"
 
 
-def _need(where: str, data: Mapping[str, Any], fields: Mapping[str, type | tuple[type, ...]]) -> None:
-    """Raise ``ValueError`` naming the first field of ``fields`` missing from ``data`` or of another type."""
-    for key, tp in fields.items():
-        if key not in data:
-            raise ValueError(f"{where}: missing the field {key!r}")
-        value = data[key]
-        if isinstance(value, bool) or not isinstance(value, tp):
-            kind = tp.__name__ if isinstance(tp, type) else " or ".join(t.__name__ for t in tp)
-            raise ValueError(f"{where}: field {key!r} is {type(value).__name__}, expected {kind}")
+@dataclass
+class _Row:
+    """One evaluation row (the schema :func:`check_card` checks; other fields are kept)."""
+
+    opponent: str
+    mean_stakes: float
+    ci95: list[float] = setting(words=_INTERVAL)
+    win_rate: float = setting(words="a number")
+    hands: int = setting(words="an integer")
+
+
+@dataclass
+class _Evaluation:
+    """The card's duplicate-deal results."""
+
+    hands: int
+    seed: int
+    results: list[_Row] = setting(words="a non-empty list of evaluation rows (objects)")
+
+
+@dataclass
+class _Best:
+    """What ``tonk exploit`` found."""
+
+    spec: str
+    margin: float
+    ci95: list[float] = setting(words=_INTERVAL)
+    hands: int = setting(words="an integer")
+    steps: int = setting(words="an integer")
+    seed: int = setting(words="an integer")
+
+
+@dataclass
+class _Card:
+    """The required fields of a card and their types (extra fields are allowed)."""
+
+    format: str = setting(words=repr(FORMAT), choices=(FORMAT,))
+    name: str = setting(words="a string")
+    file: str = setting(words="a string")
+    sha256: str = setting(words="a string")
+    num_players: int = setting(words="an int 2..6", low=2, high=6)
+    rules: str = setting(words="a string")
+    rule_options: dict[str, Any] = setting(words="a mapping")
+    rules_hash: str = setting(words="a string")
+    obs_version: int = setting(words="an integer")
+    network: dict[str, Any] = setting(words="a mapping")
+    source: dict[str, Any] = setting(words="a mapping")
+    config: dict[str, Any] = setting(words="a mapping")
+    training: dict[str, Any] = setting(words="a mapping")
+    evaluation: _Evaluation = setting(words="a mapping")
+    headline: str = setting(words="a string")
+    created: str = setting(words="a string")
+    best_response: _Best | None = setting(None, "an object or null")
 
 
 def _check_interval(where: str, ci: list[Any]) -> None:
@@ -106,29 +119,16 @@ def check_card(card: Any, where: str) -> dict[str, Any]:
     """Return ``card`` if it is a whole zoo card, else raise ``ValueError`` naming ``where`` and the field."""
     if not isinstance(card, dict):
         raise ValueError(f"{where}: a card is a JSON object, this is {type(card).__name__}")
-    _need(where, card, _FIELDS)
-    if card["format"] != FORMAT:
-        raise ValueError(f"{where}: card format {card['format']!r}, expected {FORMAT!r}")
-    if not 2 <= card["num_players"] <= 6:
-        raise ValueError(f"{where}: num_players {card['num_players']} is not 2..6")
-    if card["file"] != f"{card['name']}.npz":
-        raise ValueError(f"{where}: file {card['file']!r} is not {card['name']}.npz")
-    ev = card["evaluation"]
-    _need(f"{where}: evaluation", ev, {"hands": int, "seed": int, "results": list})
-    if not ev["results"]:
+    built: _Card = build(_Card, card, f"{where}:", extra=True)
+    if built.file != f"{built.name}.npz":
+        raise ValueError(f"{where}: file {built.file!r} is not {built.name}.npz")
+    if not built.evaluation.results:
         raise ValueError(f"{where}: evaluation has no results")
-    for i, row in enumerate(ev["results"]):
-        if not isinstance(row, dict):
-            raise ValueError(f"{where}: evaluation result {i} is not an object")
-        _need(f"{where}: evaluation result {i}", row, _ROW)
-        _check_interval(f"{where}: evaluation result {i}", row["ci95"])
+    for i, row in enumerate(built.evaluation.results):
+        _check_interval(f"{where}: evaluation result {i}", row.ci95)
     headline_row(card, where)
-    best = card.get("best_response")
-    if best is not None:
-        if not isinstance(best, dict):
-            raise ValueError(f"{where}: best_response is not an object or null")
-        _need(f"{where}: best_response", best, _BEST)
-        _check_interval(f"{where}: best_response", best["ci95"])
+    if built.best_response is not None:
+        _check_interval(f"{where}: best_response", built.best_response.ci95)
     return card
 
 

@@ -12,7 +12,9 @@ import yaml
 
 from eval.duplicate import MAX_HANDS, MAX_WORKERS
 from tonk_env import engine
+from tonk_env.engine import schema
 from tonk_env.engine.numbers import MAX_SEED
+from tonk_env.engine.schema import Allowed, build, setting
 from tonk_env.errors import yaml_message
 
 FORMATS = ("round-robin", "gauntlet")
@@ -21,89 +23,76 @@ BACKENDS = ("local", "ray")
 MAX_SAMPLE_HANDS = 1000
 
 
+#: An agent spec or glob: a string with something besides spaces.
+_SPECS = Allowed("a list of agent specs or globs", each=Allowed(pattern=r"(?s).*\S.*"))
+
+
+def _specs() -> Any:
+    """A field of agent specs or globs."""
+    return field(default_factory=list, metadata={"allowed": _SPECS})
+
+
 @dataclass
 class TournamentConfig:
     """What a tournament plays; the YAML keys of ``tonk tournament CONFIG.yaml``."""
 
-    entrants: list[str] = field(default_factory=list)
-    hands: int = 200
-    players: int = 2
-    format: str = "round-robin"
-    fixed: list[str] = field(default_factory=list)
-    rules: str = "standard"
-    rule_options: dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
-    out: str | None = None
-    workers: int = 1
-    backend: str = "local"
-    address: str | None = None
-    bootstrap: int = 1000
-    anchor: str | None = "auto"
-    max_tables: int = 1000
-    sample_hands: int = 4
-    #: Seat peek agents (``peek:*``, cheats that read the hidden cards; :mod:`agents.peek`).
-    allow_peek: bool = False
+    entrants: list[str] = _specs()
+    """Agent specs or globs of the entrants."""
+    hands: int = setting(200, f"an int 1..{MAX_HANDS:,}", low=1, high=MAX_HANDS)
+    """Duplicate hands of each match."""
+    players: int = setting(2, "2, 3 or 4", low=2, high=4)
+    """Players at each table."""
+    format: str = setting("round-robin", " or ".join(FORMATS), choices=FORMATS)
+    """``round-robin`` (every entrant plays every other) or ``gauntlet`` (every entrant plays ``fixed``)."""
+    fixed: list[str] = _specs()
+    """The agents every entrant plays in a gauntlet."""
+    rules: str = setting("standard", "a rules preset name")
+    """Rules preset."""
+    rule_options: dict[str, Any] = setting(factory=dict, words="a mapping of rules options")
+    """Rules options changed from the preset."""
+    seed: int = setting(0, f"an int 0..{MAX_SEED} (2**32 - 1)", low=0, high=MAX_SEED)
+    """Seed of the deals."""
+    out: str | None = setting(None, "a folder")
+    """The tournament folder (None: ``tournaments/<config name>``)."""
+    workers: int = setting(1, f"an int 1..{MAX_WORKERS}", low=1, high=MAX_WORKERS)
+    """Processes that play matches."""
+    backend: str = setting("local", " or ".join(BACKENDS), choices=BACKENDS)
+    """Where matches run: ``local`` processes or a ``ray`` cluster."""
+    address: str | None = setting(None, "a Ray address (HOST:PORT)")
+    """The Ray cluster to join (``backend: ray``)."""
+    bootstrap: int = setting(1000, "an int 0..1,000,000 (0: no intervals)", low=0, high=1_000_000)
+    """Bootstrap resamples of the ratings' intervals."""
+    anchor: str | None = setting("auto", "an entrant's spec, auto or null")
+    """The entrant whose rating is fixed (auto: the first baseline; null: none)."""
+    max_tables: int = setting(1000, "an int 1..10,000", low=1, high=10_000)
+    """Matches a tournament may schedule at most."""
+    sample_hands: int = setting(
+        4,
+        f"an int 0..{MAX_SAMPLE_HANDS} (hands of each match recorded in hands/)",
+        low=0,
+        high=MAX_SAMPLE_HANDS,
+    )
+    """Hands of each match recorded in ``hands/``."""
+    allow_peek: bool = setting(False, "true or false")
+    """Seat peek agents (``peek:*``, cheats that read the hidden cards; :mod:`agents.peek`)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "tournament config") -> TournamentConfig:
-        """Build and check a config; an unknown key is an error naming it."""
+        """Build and check a config; an unknown key is an error naming it (and the nearest known one)."""
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a mapping of keys, got {type(data).__name__}")
-        known = [f for f in cls.__dataclass_fields__]
-        for k in data:
-            if k not in known:
-                raise ValueError(f"{where}: unknown key {k!r}; known keys: {', '.join(known)}")
-        cfg = cls(**data)
+        data = {k: [v] if k in ("entrants", "fixed") and isinstance(v, str) else v for k, v in data.items()}
+        cfg: TournamentConfig = build(cls, data, f"{where}:")
         cfg.check(where)
         return cfg
 
     def check(self, where: str = "tournament config") -> None:
-        """Raise ``ValueError`` naming the first bad value."""
-
-        def need(ok: bool, key: str, what: str) -> None:
-            if not ok:
-                raise ValueError(f"{where}: {key} must be {what}, got {getattr(self, key)!r}")
-
-        def is_int(x: Any) -> bool:
-            return isinstance(x, int) and not isinstance(x, bool)
-
+        """Raise ``ValueError`` naming the first bad value (one spec given for a list becomes the list)."""
         if isinstance(self.entrants, str):
             self.entrants = [self.entrants]
         if isinstance(self.fixed, str):
             self.fixed = [self.fixed]
-        need(
-            isinstance(self.entrants, list) and all(isinstance(s, str) and s.strip() for s in self.entrants),
-            "entrants",
-            "a list of agent specs or globs",
-        )
-        need(
-            isinstance(self.fixed, list) and all(isinstance(s, str) and s.strip() for s in self.fixed),
-            "fixed",
-            "a list of agent specs or globs",
-        )
-        need(is_int(self.hands) and 1 <= self.hands <= MAX_HANDS, "hands", f"an int 1..{MAX_HANDS:,}")
-        need(is_int(self.players) and 2 <= self.players <= 4, "players", "2, 3 or 4")
-        need(self.format in FORMATS, "format", " or ".join(FORMATS))
-        need(isinstance(self.rules, str), "rules", "a rules preset name")
-        need(isinstance(self.rule_options, dict), "rule_options", "a mapping of rules options")
-        need(is_int(self.seed) and 0 <= self.seed <= MAX_SEED, "seed", f"an int 0..{MAX_SEED} (2**32 - 1)")
-        need(self.out is None or isinstance(self.out, str), "out", "a folder")
-        need(is_int(self.workers) and 1 <= self.workers <= MAX_WORKERS, "workers", f"an int 1..{MAX_WORKERS}")
-        need(self.backend in BACKENDS, "backend", " or ".join(BACKENDS))
-        need(self.address is None or isinstance(self.address, str), "address", "a Ray address (HOST:PORT)")
-        need(
-            is_int(self.bootstrap) and 0 <= self.bootstrap <= 1_000_000,
-            "bootstrap",
-            "an int 0..1,000,000 (0: no intervals)",
-        )
-        need(self.anchor is None or isinstance(self.anchor, str), "anchor", "an entrant's spec, auto or null")
-        need(is_int(self.max_tables) and 1 <= self.max_tables <= 10_000, "max_tables", "an int 1..10,000")
-        need(
-            is_int(self.sample_hands) and 0 <= self.sample_hands <= MAX_SAMPLE_HANDS,
-            "sample_hands",
-            f"an int 0..{MAX_SAMPLE_HANDS} (hands of each match recorded in hands/)",
-        )
-        need(isinstance(self.allow_peek, bool), "allow_peek", "true or false")
+        schema.check(self, f"{where}:")
         if self.format == "round-robin" and self.fixed:
             raise ValueError(f"{where}: `fixed` is for format gauntlet; a round robin plays every entrant")
         if self.format == "gauntlet" and not self.fixed:

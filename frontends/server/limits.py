@@ -7,16 +7,18 @@ Every figure a client can run into is a field of :class:`Limits` (a flag of
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from tonk_env.engine.numbers import MAX_SEED as ENGINE_MAX_SEED
+from tonk_env.engine.schema import check, setting
 
 #: Length of an action string at most (400 above).
 MAX_TEXT = 100
 #: Seeds are whole numbers 0..MAX_SEED: the one seed rule of every command and config
 #: (:data:`tonk_env.engine.numbers.MAX_SEED`, 2**32-1), exact as a JSON number in JavaScript too.
 MAX_SEED = ENGINE_MAX_SEED
+_WHOLE_0 = "a whole number >= 0"
+_WHOLE_1 = "a whole number >= 1"
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -28,51 +30,31 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
 class Limits:
     """The bounds on the server's work, time and size (``tonk serve --max-budget ...``; in /openapi.json)."""
 
-    max_budget: int = 1000
+    max_budget: int = setting(1000, _WHOLE_0, low=0)
     """``search:ismcts`` budget (sampled worlds per searched decision) at most."""
-    max_samples: int = 2000
+    max_samples: int = setting(2000, _WHOLE_0, low=0)
     """``search:ismcts`` drop_samples and ``heuristic:expert`` samples at most."""
-    max_candidates: int = 3
+    max_candidates: int = setting(3, _WHOLE_0, low=0)
     """``search:ismcts`` candidates (discards searched) at most."""
-    max_body: int = 65536
+    max_body: int = setting(65536, _WHOLE_1, low=1)
     """Request body size in bytes at most (413 above)."""
-    max_seconds: float = 10.0
+    max_seconds: float = setting(10.0, "a finite number >= 0", low=0)
     """Seconds one request may take from its arrival, waiting for a worker included; past it: 503."""
-    workers: int = 2
+    workers: int = setting(2, _WHOLE_1, low=1)
     """Threads that run the agents' work (the rest of the server never waits for them)."""
-    max_queue: int = 32
+    max_queue: int = setting(32, _WHOLE_0, low=0)
     """Requests waiting for an agent worker at most (503 with Retry-After above)."""
-    max_client_work: int = 4
+    max_client_work: int = setting(4, _WHOLE_1, low=1)
     """One client's requests queued or running at most (429 with Retry-After above)."""
-    max_client_games: int = 20
+    max_client_games: int = setting(20, _WHOLE_1, low=1)
     """One client's live games at most (429 above)."""
-    header_seconds: float = 5.0
+    header_seconds: float = setting(5.0, "a finite number > 0", low=0, low_open=True)
     """Seconds a connection may take to send a request's line and headers (closed past it)."""
-    body_seconds: float = 10.0
+    body_seconds: float = setting(10.0, "a finite number > 0", low=0, low_open=True)
     """Seconds a request may take to send its body once its headers arrived (408, closed, past it)."""
 
     def __post_init__(self) -> None:
-        for flag, value, least in [
-            ("--max-budget", self.max_budget, 0),
-            ("--max-samples", self.max_samples, 0),
-            ("--max-candidates", self.max_candidates, 0),
-            ("--max-body", self.max_body, 1),
-            ("--workers", self.workers, 1),
-            ("--max-queue", self.max_queue, 0),
-            ("--max-client-work", self.max_client_work, 1),
-            ("--max-client-games", self.max_client_games, 1),
-        ]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{flag} must be a whole number >= {least}, got {value!r}")
-        for flag, seconds, positive in [
-            ("--max-seconds", self.max_seconds, False),
-            ("--header-seconds", self.header_seconds, True),
-            ("--body-seconds", self.body_seconds, True),
-        ]:
-            ok = isinstance(seconds, int | float) and not isinstance(seconds, bool)
-            if not (ok and (0 < seconds if positive else 0 <= seconds) and seconds < math.inf):
-                bound = "> 0" if positive else ">= 0"
-                raise ValueError(f"{flag} must be a finite number {bound}, got {seconds!r}")
+        check(self, flag=True)  # a message names the flag: --max-budget=-1 is invalid; allowed: ...
 
     def caps(self) -> dict[tuple[str, str], int]:
         """``{(agent key, parameter): cap}``."""

@@ -35,9 +35,10 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from .numbers import parse_float, parse_int
+from .schema import check, check_value, field_allowed, invalid, setting, unknown
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 6
@@ -49,43 +50,46 @@ STOCK_OUT_TIE = ("void", "split")
 MAX_PAY = 1000
 #: The largest ``max_turns`` (a hand of more turns than this is not a game of Tonk).
 MAX_TURNS = 10_000
+#: Whose settings the messages name, and the words of a payment option.
+WHAT = "rules option"
+_PAY = f"a number of stakes 0..{MAX_PAY}"
 
 
 @dataclass(frozen=True)
 class TonkRules:
     """A complete, validated Tonk ruleset (see ``docs/RULES.md``)."""
 
-    hand_size: int = 5
+    hand_size: int = setting(5, "5 or 7", choices=(5, 7))
     """Cards dealt to each player: 5 or 7."""
-    upcard: bool = True
+    upcard: bool = setting(True, "true or false")
     """Turn the card after the deal face up to start the discard pile."""
     instant_win_totals: tuple[int, ...] = (49, 50)
     """Dealt counts that win at once; empty turns the 49/50 instant win off."""
-    instant_win_pay: float = 2
+    instant_win_pay: float = setting(2, _PAY, low=0, high=MAX_PAY)
     """Stakes an instant winner receives from every other player."""
-    instant_win_tie: str = "void"
+    instant_win_tie: str = setting("void", " or ".join(map(repr, INSTANT_WIN_TIE)), choices=INSTANT_WIN_TIE)
     """Several instant winners: ``void`` the hand, or ``rank`` them (a low count beats 50 beats 49)."""
-    instant_win_low_max: int | None = None
+    instant_win_low_max: int | None = setting(None, "null (off) or an int 0..50", low=0, high=50)
     """A dealt count at or below this also wins at once (None = off)."""
-    ace_high: bool = False
+    ace_high: bool = setting(False, "true or false")
     """Allow Q-K-A runs (never K-A-2)."""
-    may_discard_taken: bool = True
+    may_discard_taken: bool = setting(True, "true or false")
     """A player may discard the card just taken from the pile."""
-    max_turns: int = 200
+    max_turns: int = setting(200, f"an int 1..{MAX_TURNS}", low=1, high=MAX_TURNS)
     """The hand is scored as stock exhausted after this many turns (all seats)."""
-    tonk_out_pay: float = 2
+    tonk_out_pay: float = setting(2, _PAY, low=0, high=MAX_PAY)
     """Stakes from each other player for emptying the hand by a spread or hit."""
-    run_out_pay: float = 1
+    run_out_pay: float = setting(1, _PAY, low=0, high=MAX_PAY)
     """Stakes from each other player for emptying the hand by the discard."""
-    caught_pay: str = "standard"
+    caught_pay: str = setting("standard", ", ".join(map(repr, CAUGHT_PAY)), choices=CAUGHT_PAY)
     """How a caught dropper pays: ``standard``, ``double_to_lowest_only``, ``everyone_double``."""
-    stock_out_tie: str = "void"
+    stock_out_tie: str = setting("void", " or ".join(map(repr, STOCK_OUT_TIE)), choices=STOCK_OUT_TIE)
     """A tie for lowest when the stock runs out: ``void`` or ``split``."""
-    spread_wait: int = 0
+    spread_wait: int = setting(0, "an int 0..20", low=0, high=20)
     """Own turns a player may not drop after laying a new spread."""
-    hit_wait: int = 0
+    hit_wait: int = setting(0, "an int 0..20", low=0, high=20)
     """Own turns a player may not drop after one of their spreads is hit."""
-    wait_cumulative: bool = True
+    wait_cumulative: bool = setting(True, "true or false")
     """Waits add up; off = a new wait replaces a shorter one."""
 
     _hash: str = field(default="", init=False, repr=False, compare=False)
@@ -120,7 +124,7 @@ class TonkRules:
         """Return a copy with some options changed; unknown names are errors."""
         for name in options:
             if name not in OPTION_NAMES:
-                raise ValueError(f"unknown rules option {name!r}; known options: {', '.join(OPTION_NAMES)}")
+                unknown("unknown rules option", name, OPTION_NAMES, "known options")
         return dataclasses.replace(self, **options)
 
     def check_players(self, num_players: int) -> None:
@@ -144,34 +148,39 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _fail(name: str, value: Any, allowed: str) -> None:
-    shown = repr(value)
-    if len(shown) > 60:  # a 300-digit number or a long list: the start says enough
-        shown = shown[:57] + "..."
-    raise ValueError(f"rules option {name}={shown} is invalid; allowed: {allowed}")
+def _fail(name: str, value: Any, allowed: str) -> NoReturn:
+    invalid(WHAT, name, value, allowed)
 
 
 def _validate(r: TonkRules) -> None:
-    """Raise ``ValueError`` for the first invalid option (checked in this order); normalise the rest."""
-    if r.hand_size not in (5, 7) or not _is_int(r.hand_size):
-        _fail("hand_size", r.hand_size, "5 or 7")
-    for name in ("upcard", "ace_high", "may_discard_taken", "wait_cumulative"):
-        if not isinstance(getattr(r, name), bool):
-            _fail(name, getattr(r, name), "true or false")
+    """Raise ``ValueError`` for the first invalid option; normalise the rest.
+
+    ``hand_size`` first (the instant-win counts depend on it), then the
+    instant-win counts, then every option against its declaration
+    (:mod:`tonk_env.engine.schema`).
+    """
+    check_value(WHAT, "hand_size", r.hand_size, int, field_allowed(TonkRules, "hand_size"))
     _validate_instant_win(r)
-    _validate_pays(r)
-    _validate_choices(r)
-    _validate_turns(r)
+    check(r, WHAT)
+    if (
+        r.instant_win_low_max is not None
+        and r.instant_win_totals
+        and r.instant_win_low_max >= min(r.instant_win_totals)
+    ):
+        _fail(
+            "instant_win_low_max",
+            r.instant_win_low_max,
+            f"below the lowest instant_win_totals value {min(r.instant_win_totals)}",
+        )
+    for name in ("instant_win_pay", "tonk_out_pay", "run_out_pay"):
+        v = float(getattr(r, name))
+        object.__setattr__(r, name, int(v) if v.is_integer() else v)  # 2.0 and 2 are one ruleset, one hash
 
 
 def _validate_instant_win(r: TonkRules) -> None:
-    """``instant_win_totals`` (stored sorted, as a tuple) and ``instant_win_low_max``."""
+    """``instant_win_totals``: distinct counts the hand size can make, stored sorted, as a tuple."""
     totals = r.instant_win_totals
-    if isinstance(totals, (list, tuple, set, frozenset)):
+    if isinstance(totals, (list, tuple, set, frozenset)) and all(_is_int(t) for t in totals):
         totals = tuple(sorted(totals))
         object.__setattr__(r, "instant_win_totals", totals)
     max_count = 10 * r.hand_size
@@ -185,41 +194,6 @@ def _validate_instant_win(r: TonkRules) -> None:
             r.instant_win_totals,
             f"a list of distinct counts 1..{max_count} (empty = off)",
         )
-    low = r.instant_win_low_max
-    if low is not None and not (_is_int(low) and 0 <= low <= 50):
-        _fail("instant_win_low_max", low, "null (off) or an int 0..50")
-    if low is not None and totals and low >= min(totals):
-        _fail("instant_win_low_max", low, f"below the lowest instant_win_totals value {min(totals)}")
-
-
-def _validate_pays(r: TonkRules) -> None:
-    """The stakes options: numbers 0..``MAX_PAY``, a whole float stored as an int."""
-    for name in ("instant_win_pay", "tonk_out_pay", "run_out_pay"):
-        v = getattr(r, name)
-        if not _is_number(v) or not 0 <= v <= MAX_PAY:  # NaN fails the comparison too
-            _fail(name, v, f"a number of stakes 0..{MAX_PAY}")
-        if isinstance(v, float) and v.is_integer():
-            object.__setattr__(r, name, int(v))  # 2.0 and 2 are one ruleset, one hash
-
-
-def _validate_choices(r: TonkRules) -> None:
-    """The options that name one of a few choices."""
-    if r.instant_win_tie not in INSTANT_WIN_TIE:
-        _fail("instant_win_tie", r.instant_win_tie, " or ".join(map(repr, INSTANT_WIN_TIE)))
-    if r.caught_pay not in CAUGHT_PAY:
-        _fail("caught_pay", r.caught_pay, ", ".join(map(repr, CAUGHT_PAY)))
-    if r.stock_out_tie not in STOCK_OUT_TIE:
-        _fail("stock_out_tie", r.stock_out_tie, " or ".join(map(repr, STOCK_OUT_TIE)))
-
-
-def _validate_turns(r: TonkRules) -> None:
-    """``max_turns`` and the waits (counts of turns)."""
-    if not _is_int(r.max_turns) or not 1 <= r.max_turns <= MAX_TURNS:
-        _fail("max_turns", r.max_turns, f"an int 1..{MAX_TURNS}")
-    for name in ("spread_wait", "hit_wait"):
-        v = getattr(r, name)
-        if not _is_int(v) or not 0 <= v <= 20:
-            _fail(name, v, "an int 0..20")
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -238,13 +212,22 @@ def make_rules(preset: str | TonkRules = "standard", **options: Any) -> TonkRule
         return preset.replace(**options) if options else preset
     if preset not in PRESETS:
         raise ValueError(f"unknown rules preset {preset!r}; known presets: {', '.join(PRESETS)}")
+    if not options:  # a preset is made once (rules are frozen): games dealt by preset name stay cheap
+        made = _MADE.get(preset)
+        if made is None:
+            made = _MADE[preset] = TonkRules().replace(**PRESETS[preset])
+        return made
     return TonkRules().replace(**{**PRESETS[preset], **options})
+
+
+#: The presets made so far, by name.
+_MADE: dict[str, TonkRules] = {}
 
 
 def parse_option(name: str, text: str) -> Any:
     """Convert a command-line value (``on``, ``7``, ``49,50``, ``none``) for option ``name``."""
     if name not in OPTION_NAMES:
-        raise ValueError(f"unknown rules option {name!r}; known options: {', '.join(OPTION_NAMES)}")
+        unknown("unknown rules option", name, OPTION_NAMES, "known options")
     t = text.strip()
     low = t.lower()
     default = getattr(TonkRules(), name)
