@@ -240,6 +240,29 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.early_end = check_early_end(early_end)
 
         self._default_random = RandomPolicy(self.np_random)
+        self._seat_opponents(opponents, opponent_sampler)
+
+        self.observation_space = observation_box(self.rules, n)
+        self.action_space = action_space(self.rules)
+        self._num_actions = int(self.action_space.n)
+
+        self.game: GameState | None = None
+        """The engine state of the current hand (read it; do not change it)."""
+        self.learner_seat: int = learner_seat if isinstance(learner_seat, int) else 0
+        """The learner's seat in the current hand."""
+        self.policies: dict[int, AgentLike] = {}
+        """The opponents of the current hand by seat, as given."""
+        self._seated: dict[int, Agent] = {}  # the same as agents (plain functions wrapped)
+        self._done = True
+        self._pending = False  # the hand ended before the learner acted; awaiting ACKNOWLEDGE
+        self.skipped_hands_total = 0
+        self.skipped_payoff_total = 0.0
+
+    def _seat_opponents(
+        self, opponents: AgentLike | Sequence[AgentLike] | None, opponent_sampler: OpponentSampler | None
+    ) -> None:
+        """Build the opponents from spec strings, then keep either a sampler or a fixed list of agents."""
+        n = self.num_players
         # agents this env builds from spec strings: a seeded reset() reseeds them
         self._built: list[Any] = []
         if isinstance(opponents, str):
@@ -272,22 +295,6 @@ class TonkSingleAgentEnv(gymnasium.Env):
             for p in self._fixed:
                 as_agent(p)  # raises TypeError early for a non-agent
 
-        self.observation_space = observation_box(self.rules, n)
-        self.action_space = action_space(self.rules)
-        self._num_actions = int(self.action_space.n)
-
-        self.game: GameState | None = None
-        """The engine state of the current hand (read it; do not change it)."""
-        self.learner_seat: int = learner_seat if isinstance(learner_seat, int) else 0
-        """The learner's seat in the current hand."""
-        self.policies: dict[int, AgentLike] = {}
-        """The opponents of the current hand by seat, as given."""
-        self._seated: dict[int, Agent] = {}  # the same as agents (plain functions wrapped)
-        self._done = True
-        self._pending = False  # the hand ended before the learner acted; awaiting ACKNOWLEDGE
-        self.skipped_hands_total = 0
-        self.skipped_payoff_total = 0.0
-
     # -- gymnasium API -----------------------------------------------------------------------
 
     def reset(
@@ -304,10 +311,7 @@ class TonkSingleAgentEnv(gymnasium.Env):
         super().reset(seed=seed)
         rng = self.np_random  # a seeded reset replaces it: deals, seats, opponents all draw from it
         if seed is not None:
-            for i, agent in enumerate(self._built):
-                reseed = getattr(agent, "reseed", None)
-                if reseed is not None:
-                    reseed(int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
+            self._reseed_built(seed)
         self._default_random.rng = rng
         opts = dict(options or {})
         deck = opts.pop("deck", None)
@@ -354,23 +358,32 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.skipped_payoff_total += skipped_payoff
         if self.render_mode == "human":
             self.render()
-        info: dict[str, Any]
-        if deliver:
-            info = {
-                "learner_seat": self.learner_seat,
-                "hand_over": self._pending,
-                "skipped_hands": 0,
-                "skipped_payoff": 0.0,
-            }
-            if self._pending:
-                info.update(result_info(s))
-        else:
-            info = {
+        return observation(s, self.learner_seat), self._reset_info(s, skipped, skipped_payoff)
+
+    def _reseed_built(self, seed: int) -> None:
+        """Reseed the agents this env built from spec strings, each from ``seed`` and its index."""
+        for i, agent in enumerate(self._built):
+            reseed = getattr(agent, "reseed", None)
+            if reseed is not None:
+                reseed(int(np.random.SeedSequence([seed, i]).generate_state(1)[0]))
+
+    def _reset_info(self, s: GameState, skipped: int, skipped_payoff: float) -> dict[str, Any]:
+        """``reset``'s info: the seat, and the hand's end (``deliver``) or the hands dealt again."""
+        if self.early_end != "deliver":
+            return {
                 "learner_seat": self.learner_seat,
                 "skipped_hands": skipped,
                 "skipped_payoff": skipped_payoff,
             }
-        return observation(s, self.learner_seat), info
+        info: dict[str, Any] = {
+            "learner_seat": self.learner_seat,
+            "hand_over": self._pending,
+            "skipped_hands": 0,
+            "skipped_payoff": 0.0,
+        }
+        if self._pending:
+            info.update(result_info(s))
+        return info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner acts again or the hand ends."""
