@@ -27,10 +27,8 @@ from agents.registry import check_spec
 from tonk_env.engine import make_rules
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.errors import yaml_message
+from tonk_env.runtime import MAX_WORKERS  # the most processes a setting may start, as in eval
 
-#: The most processes one setting may start (``eval.workers``, ``pretrain.workers``, ``n_envs`` with
-#: ``subproc``); the same cap as ``eval.duplicate.MAX_WORKERS`` (``train`` does not import ``eval``).
-MAX_WORKERS = 256
 #: The widest hidden layer, and the most hidden layers, of ``net.pi`` and ``net.vf``.
 MAX_LAYER_SIZE = 8192
 MAX_LAYERS = 32
