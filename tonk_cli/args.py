@@ -11,11 +11,10 @@ import argparse
 from collections.abc import Callable
 
 from tonk_env.engine.numbers import MAX_SEED, parse_float, parse_int
+from tonk_env.runtime import MAX_WORKERS
 
 #: The most hands one evaluation or match plays (about a day of the slowest agents' play).
 MAX_HANDS = 10_000_000
-#: The most worker processes of one command.
-MAX_WORKERS = 256
 
 
 def count(low: int, high: int) -> Callable[[str], int]:

@@ -25,10 +25,8 @@ from tonk_env.engine import make_rules
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, invalid, setting, show
 from tonk_env.errors import yaml_message
+from tonk_env.runtime import MAX_WORKERS  # the most processes a setting may start, as in eval
 
-#: The most processes one setting may start (``eval.workers``, ``pretrain.workers``, ``n_envs`` with
-#: ``subproc``); the same cap as ``eval.duplicate.MAX_WORKERS`` (``train`` does not import ``eval``).
-MAX_WORKERS = 256
 #: The widest hidden layer, and the most hidden layers, of ``net.pi`` and ``net.vf``.
 MAX_LAYER_SIZE = 8192
 MAX_LAYERS = 32

@@ -42,7 +42,6 @@ acknowledgement) carry no decision and are not recorded.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections import Counter
@@ -62,6 +61,7 @@ from agents.search import play_out
 from tonk_env.engine import START, make_rules, seat_info
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
 from tonk_env.obs import obs_layout
+from tonk_env.runtime import write_json
 from tonk_env.single import TonkSingleAgentEnv
 from tonk_env.workers import process_map
 
@@ -479,5 +479,5 @@ def pretrain(model: Any, cfg: TrainConfig, run_dir: Path, progress: bool = True)
         stats["improve"] = {**improve, "seconds": round(t2 - t1, 2)}
         stats["improve_changed_share"] = improve["changed_share"]
         stats["improve_val_gain"] = improve["val_gain"]
-    (run_dir / "pretrain.json").write_text(json.dumps(stats, indent=1))
+    write_json(run_dir / "pretrain.json", stats)
     return stats

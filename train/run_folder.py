@@ -33,12 +33,12 @@ from agents.mlp import MLPPolicy
 from tonk_env.engine import TonkRules, action_table, make_rules
 from tonk_env.errors import yaml_message
 from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.runtime import append_jsonl, write_atomic, write_json
 
 from .config import TrainConfig, config_from_dict, merge
 from .pool import Layers
 
 __all__ = [
-    "append_jsonl",
     "log_event",
     "make_run_dir",
     "policy_meta",
@@ -83,13 +83,13 @@ def write_run_files(
 ) -> None:
     """``config.yaml`` and ``run.json`` of a new run (``backend`` is named in it when given)."""
     rules = make_rules(cfg.rules, **cfg.rule_options)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    write_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     info: dict[str, Any] = {} if backend is None else {"backend": backend}
     info.update(policy_meta(rules, cfg.players))
     info["versions"] = dict(versions)
     # torch's kernels for this CPU (AVX512, AVX2, ...): the agent depends on it (README, Reproducibility)
     info["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
-    (run_dir / "run.json").write_text(json.dumps(info, indent=1))
+    write_json(run_dir / "run.json", info)
 
 
 def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -122,12 +122,6 @@ def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> T
 # -- metrics.jsonl, best.json, summary.json ------------------------------------------------------
 
 
-def append_jsonl(path: Path, row: dict[str, Any]) -> None:
-    """Append one JSON line to ``path`` (``metrics.jsonl``)."""
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
-
-
 def log_event(run_dir: Path, row: dict[str, Any]) -> None:
     """Append one event to the run's ``metrics.jsonl``, stamped with the time."""
     append_jsonl(run_dir / METRICS, {"time": round(time.time(), 1), **row})
@@ -152,14 +146,12 @@ def read_best_score(run_dir: Path) -> float:
 
 def write_best(run_dir: Path, step: int, score: float, results: dict[str, Any]) -> None:
     """``best.json``: the step, score and evaluation results of the run's best checkpoint."""
-    (run_dir / "best.json").write_text(
-        json.dumps({"step": step, "score": score, "results": results}, indent=1)
-    )
+    write_json(run_dir / "best.json", {"step": step, "score": score, "results": results})
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     """``summary.json`` and the ``end`` event of ``metrics.jsonl``."""
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_json(run_dir / "summary.json", summary)
     log_event(run_dir, {"type": "end", **summary})
 
 
@@ -175,9 +167,8 @@ def write_pool(
         MLPPolicy(latest, activation=activation).save_npz(folder / "latest.npz")
     for step, layers in snapshots:
         MLPPolicy(layers, activation=activation).save_npz(folder / f"snapshot_{step}.npz")
-    (folder / "pool.json").write_text(
-        json.dumps({"latest": latest is not None, "snapshots": [s for s, _ in snapshots]})
-    )
+    pool = {"latest": latest is not None, "snapshots": [s for s, _ in snapshots]}
+    write_json(folder / "pool.json", pool, indent=None)
 
 
 def read_pool(folder: Path) -> tuple[Layers | None, list[tuple[int, Layers]]]:

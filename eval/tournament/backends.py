@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import closing
 from typing import Any
 
+from tonk_env.runtime import start_ray
 from tonk_env.workers import process_map
 
 from .matches import play_match
@@ -34,24 +35,20 @@ def run_local(tasks: Sequence[dict[str, Any]], workers: int, on_done: OnDone) ->
 def run_ray(tasks: Sequence[dict[str, Any]], address: str | None, workers: int, on_done: OnDone) -> None:
     """Play tasks as Ray tasks (one CPU each) on the cluster at ``address``.
 
-    Without an address, a local Ray with ``workers`` CPUs is started for the run.
-
-    An already initialised Ray (``ray.init`` in this process) is used as it is.
+    Without an address, a new local Ray with ``workers`` CPUs is started for
+    the run (:func:`tonk_env.runtime.start_ray`, as ``backend: rllib`` of
+    ``tonk train`` starts it). An already initialised Ray (``ray.init`` in
+    this process) is used as it is.
     """
-    try:
-        import ray  # optional: the ``ray`` extra
-    except ImportError:
-        raise ValueError(
-            "the ray backend needs Ray: pip install 'tonk-rl[ray]' (or pip install 'ray>=2.9')"
-        ) from None
-    started = False
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"logging_level": logging.WARNING}
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            ray.init(num_cpus=workers, include_dashboard=False, **kwargs)
-        started = True
+    started = start_ray(
+        address,
+        workers,
+        setting="--address",
+        install_hint="pip install 'tonk-rl[ray]' (or pip install 'ray>=2.9')",
+        logging_level=logging.WARNING,
+    )
+    import ray  # optional: the ``ray`` extra (start_ray said how to install it)
+
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(play_match)
         pending = [remote.remote(t) for t in tasks]

@@ -10,12 +10,13 @@ from typing import Any
 
 import yaml
 
-from eval.duplicate import MAX_HANDS, MAX_WORKERS
+from eval.duplicate import MAX_HANDS
 from tonk_env import engine
 from tonk_env.engine import schema
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, setting
 from tonk_env.errors import yaml_message
+from tonk_env.runtime import MAX_WORKERS
 
 FORMATS = ("round-robin", "gauntlet")
 BACKENDS = ("local", "ray")

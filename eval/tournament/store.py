@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.report import _clean
+from tonk_env.runtime import append_jsonl, write_json
 
 from .config import TournamentConfig
 
@@ -162,12 +163,7 @@ def repair_results(path: str | Path) -> int:
 
 def append_result(path: str | Path, record: dict[str, Any]) -> dict[str, Any]:
     """Append one record as a JSON line, flushed and fsynced; return it as it will be read back."""
-    line = json.dumps(_clean(record), separators=(",", ":"))
-    with open(path, "ab") as f:
-        f.write(line.encode() + b"\n")
-        f.flush()
-        os.fsync(f.fileno())
-    return json.loads(line)
+    return json.loads(append_jsonl(Path(path), _clean(record), compact=True, sync=True))
 
 
 @contextlib.contextmanager
@@ -193,9 +189,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON (NaN as null) through a temporary file, so a reader never sees half."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_clean(data), indent=1) + "\n")
-    tmp.replace(path)
+    write_json(path, _clean(data), end="\n")
 
 
 def read_saved(folder: str | Path) -> dict[str, Any]:

@@ -1,17 +1,18 @@
-"""Starting Ray for ``backend: rllib``, importable without Ray: install check, address check, ``ray.init``.
+"""Starting Ray for ``backend: rllib``, importable without Ray: install check, ``ray.init``, CPU check.
 
 ``tonk train`` calls :func:`require_rllib` before it imports anything that
 needs RLlib, so a missing install is one line naming the extra to install.
+Ray itself starts through :func:`tonk_env.runtime.start_ray`, as the
+tournaments' Ray backend does.
 """
 
 from __future__ import annotations
 
-import socket
-from typing import Any
+from tonk_env.runtime import start_ray
 
 from ..config import TrainConfig
 
-__all__ = ["INSTALL_HINT", "check_address", "init_ray", "require_rllib"]
+__all__ = ["INSTALL_HINT", "init_ray", "require_rllib"]
 
 INSTALL_HINT = "pip install 'tonk-rl[rllib]'"
 
@@ -27,46 +28,20 @@ def require_rllib() -> None:
         ) from None
 
 
-def check_address(address: str, timeout: float = 5.0) -> None:
-    """Raise ``ValueError`` unless a Ray head answers at ``HOST:PORT`` (``auto`` is left to Ray)."""
-    if not address or address == "auto":
-        return
-    hostport = address.removeprefix("ray://")
-    host, _, port = hostport.rpartition(":")
-    host = host.strip("[]")
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
-    except (OSError, ValueError) as e:
-        raise ValueError(
-            f"cannot reach a Ray cluster at {address} ({e}); start one with `ray start --head` and give the "
-            "address it prints (HOST:6379), or leave rllib.address empty for a local Ray"
-        ) from None
-
-
 def init_ray(cfg: TrainConfig) -> bool:
     """Start a local Ray instance or join ``rllib.address``; True when this call started or joined it."""
     import ray
 
-    if ray.is_initialized():
-        return False
-    address = cfg.rllib.address
-    check_address(address)
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-    if address:
-        kwargs["address"] = address
-    else:
-        # "local": a new instance; without it ray.init joins a cluster that `ray start` (or a test's
-        # ray.cluster_utils.Cluster) runs on this machine, which rllib.address did not ask for
-        kwargs["address"] = "local"
-        if cfg.rllib.num_cpus:
-            kwargs["num_cpus"] = cfg.rllib.num_cpus
     # on a cluster every node needs this package installed: env runners import train.rllib.env there
-    try:
-        ray.init(**kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise ValueError(f"cannot start or join {where}: {e}") from None
+    started = start_ray(
+        cfg.rllib.address,
+        cfg.rllib.num_cpus,
+        setting="rllib.address",
+        install_hint=INSTALL_HINT,
+        log_to_driver=False,
+    )
+    if not started:
+        return False
     try:
         check_cpus(cfg, float(ray.cluster_resources().get("CPU", 0)))
     except ValueError:

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from tonk_env.runtime import write_atomic, write_json
+
 from ..rngstate import global_states, set_global_states
 
 STATE_NAME = "train_state.json"
@@ -75,9 +77,7 @@ def write_state(folder: Path, state: dict[str, Any], run_dir: Path) -> None:
             shutil.copyfile(src, dst)
         elif dst.exists():
             dst.unlink()
-    tmp = folder / (STATE_NAME + ".tmp")
-    tmp.write_text(json.dumps(state, separators=(",", ":")))
-    tmp.replace(folder / STATE_NAME)
+    write_json(folder / STATE_NAME, state, indent=None, separators=(",", ":"))
 
 
 def read_state(folder: Path) -> dict[str, Any] | None:
@@ -133,6 +133,4 @@ def rewind_run(run_dir: Path, step: int, folder: Path) -> None:
         if isinstance(row, dict) and row.get("type") == "checkpoint" and row.get("step") == step:
             cut = i + 1
     if cut is not None and cut < len(lines):
-        tmp = metrics.with_name(metrics.name + ".tmp")
-        tmp.write_text("".join(lines[:cut]), encoding="utf-8")
-        tmp.replace(metrics)
+        write_atomic(metrics, "".join(lines[:cut]))

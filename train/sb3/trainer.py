@@ -34,13 +34,14 @@ from threadpoolctl import threadpool_limits
 
 from agents.checkpoint import run_checkpoints
 from tonk_env.engine import make_rules
+from tonk_env.runtime import append_jsonl
 
 from ..config import TrainConfig, config_from_dict
 from ..evaluation import Evaluator, require_evaluator
 from ..oracle import PrivilegedObs
 from ..pool import OpponentPool, PoolWrapper
 from ..pretrain import pretrain
-from ..run_folder import append_jsonl, make_run_dir, read_best_score, read_pool, write_run_files
+from ..run_folder import make_run_dir, read_best_score, read_pool, write_run_files
 from ..shaping import CountShaping
 from .callback import TonkCallback
 from .core_vec import make_core_vec_env
