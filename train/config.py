@@ -169,8 +169,11 @@ class PretrainConfig:
 
 @dataclass
 class RllibConfig:
-    """Settings of ``backend: rllib``: RLlib's PPO on a Ray instance or cluster (train/rllib_backend.py)."""
+    """Settings of ``backend: rllib``: RLlib's PPO or APPO on Ray (train/rllib_backend.py)."""
 
+    algo: str = "ppo"
+    """``ppo`` (collection and update alternate) or ``appo`` (asynchronous PPO: the env runners sample
+    while the learner updates; v-trace corrects for the weights' lag)."""
     env_runners: int = 1
     """Ray actors that play the envs, each on a CPU of any node of the cluster (0: in the driver)."""
     envs_per_runner: int = 4
@@ -188,7 +191,7 @@ class RllibConfig:
 
 #: The settings only the SB3 backend reads: with ``backend: rllib`` each must keep its default.
 SB3_ONLY = (
-    "n_envs", "vec_env", "device", "shaping_coef", "init_from", "net.critic", "pool.refresh_every",
+    "n_envs", "vec_env", "device", "shaping_coef", "init_from", "net.critic",
     "ppo.learning_rate_end", "ppo.ent_coef_end", "ppo.target_kl", "pretrain.teacher",
 )  # fmt: skip
 
@@ -471,6 +474,8 @@ _ADDRESS = re.compile(r"auto|(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
 def _validate_backend(cfg: TrainConfig) -> None:
     """The ``rllib`` section's ranges, and no setting of one backend given to the other."""
     r = cfg.rllib
+    if r.algo not in ("ppo", "appo"):
+        _invalid("rllib.algo", r.algo, "ppo or appo")
     for key, low, high, why in (
         ("rllib.env_runners", 0, MAX_WORKERS, "0: in the driver; a process each"),
         ("rllib.envs_per_runner", 1, 1024, "envs per runner"),

@@ -9,9 +9,6 @@ copies (one added every ``snapshot_every`` steps, the oldest dropped past
 snapshots, the latest model half the time) and keeps the learner from
 over-fitting to itself.
 
-With the RLlib backend (:mod:`train.rllib_env`) a *latest* draw seats the
-learner itself (``live_latest``), which plays and learns in that seat too.
-
 Frozen copies are :class:`agents.mlp.MLPPolicy` objects evaluated with numpy,
 so an opponent decision costs microseconds and no torch call. Under
 ``SubprocVecEnv`` each process holds its own pool; the training callback
@@ -41,14 +38,10 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 class OpponentPool:
     """Samples the opponents of one hand; callable as the env's opponent sampler."""
 
-    def __init__(
-        self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None, live_latest: Agent | None = None
-    ) -> None:
+    def __init__(self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None) -> None:
         self.cfg = cfg
         self.seed = seed
-        # live_latest: the object the *latest* draws return from the start, standing for the learner
-        # itself (the RLlib env seats the learner there, train/rllib_env.py); set_latest is then unused
-        self.latest: Agent | None = live_latest
+        self.latest: Agent | None = None
         self.latest_version = 0
         self.snapshots: list[MLPPolicy] = []
         self.snapshot_steps: list[int] = []

@@ -48,9 +48,15 @@ def init_ray(cfg: TrainConfig) -> bool:
     """Start a local Ray instance or join ``rllib.address``; True when this call started or joined it."""
     import ray
 
-    if ray.is_initialized():
-        return False
     address = cfg.rllib.address
+    if ray.is_initialized():  # a session of this process (a notebook's, a test's): the run uses it
+        if address:
+            check_address(address)
+            raise ValueError(
+                f"rllib.address={address}: Ray is already running in this process; call ray.shutdown() "
+                "first, or leave rllib.address empty to train on the running instance"
+            )
+        return False
     check_address(address)
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
     if address:
@@ -61,7 +67,7 @@ def init_ray(cfg: TrainConfig) -> bool:
         kwargs["address"] = "local"
         if cfg.rllib.num_cpus:
             kwargs["num_cpus"] = cfg.rllib.num_cpus
-    # on a cluster every node needs this package installed: env runners import train.rllib_env there
+    # on a cluster every node needs this package installed: env runners import train.rllib_vector there
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
