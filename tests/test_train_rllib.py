@@ -43,7 +43,7 @@ TINY = {
         "baselines": {"heuristic:greedy": 0.3, "random": 0.2},
     },
     "eval": {"every": 600, "hands": 20, "opponents": ["random"]},
-    "rllib": {"env_runners": 1, "envs_per_runner": 4, "num_cpus": 2},
+    "rllib": {"env_runners": 0, "envs_per_runner": 4, "num_cpus": 2},
 }
 
 
@@ -340,20 +340,31 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys, r
         start_hand([agent, agent, agent], 3, new_game(make_rules("standard"), 3, seed=0).rules)
 
 
-def test_appo_trains_and_writes_a_playable_policy(tmp_path: Path, capsys, ray_session) -> None:
-    """``rllib.algo: appo``: the runner samples beside the learner; the run folder is the same."""
-    cfg = _config(
-        tmp_path, total_steps=1000, checkpoint_every=1000, eval={"every": 0, "hands": 10, "opponents": []}
+def test_bench_train_runs_every_mode(tmp_path: Path, capsys, ray_session) -> None:
+    """``tonk bench train --json``: SB3 on the core, RLlib PPO and APPO, each with its rates."""
+    sb3 = tmp_path / "sb3.yaml"
+    sb3.write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "n_envs": 4,
+                "net": {"pi": [32], "vf": [32]},
+                "ppo": {"n_steps": 64, "batch_size": 128, "n_epochs": 1},
+                "pool": {"baselines": {"random": 1.0}},
+            }
+        )
     )
-    assert main(["train", str(cfg), "rllib.algo=appo", "--no-progress"]) == 0
-    (run,) = (tmp_path / "runs").iterdir()
-    summary = json.loads((run / "summary.json").read_text())
-    assert summary["algo"] == "appo" and summary["steps"] >= 1000
-    assert sum(summary["steps_by_node"].values()) == summary["steps"]
-    (last,) = (run / "checkpoints").glob("step_*")
-    capsys.readouterr()
-    assert main(["eval", f"rllib:{last}", "random", "--hands", "10", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)
+    rl = _config(tmp_path)
+    args = ["bench", "train", "--json", "--steps", "512", "--sb3-config", str(sb3), "--rllib-config", str(rl)]
+    assert main([*args, "--set", "torch_threads=1", "--no-progress"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert list(res["modes"]) == ["sb3-core", "rllib-ppo-core", "rllib-appo-core"]
+    for mode, r in res["modes"].items():
+        assert r["steps"] >= 512, mode
+        assert r["steps_per_s"] > 0 and r["collect_steps_per_s"] > 0 and r["update_steps_per_s"] > 0, mode
+    assert res["modes"]["rllib-appo-core"]["collect_steps_per_s_per_runner"] > 0
+    assert main(["bench", "train", "--modes", "rllib-impala"]) != 0
+    assert "modes are a comma list of sb3-core" in capsys.readouterr().err
 
 
 def test_load_config_keeps_the_rllib_section(tmp_path: Path) -> None:
