@@ -110,7 +110,8 @@ def build_algorithm(cfg: TrainConfig) -> Any:
         "use_kl_loss": False,
     }
     if r.algo == "appo":
-        config = config.training(**common)
+        # two samples queued per runner: it starts the next batch the moment it hands one over
+        config = config.env_runners(max_requests_in_flight_per_env_runner=2).training(**common)
     else:
         config = config.training(
             **common,
