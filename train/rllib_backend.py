@@ -110,8 +110,14 @@ def build_algorithm(cfg: TrainConfig) -> Any:
         "use_kl_loss": False,
     }
     if r.algo == "appo":
-        # two samples queued per runner: it starts the next batch the moment it hands one over
-        config = config.env_runners(max_requests_in_flight_per_env_runner=2).training(**common)
+        # two samples queued per runner: it starts the next batch the moment it hands one over; the
+        # driver waits up to 0.1 s for a sample instead of polling in a busy loop (a core of 2), and
+        # one train() call returns after about one batch
+        config = (
+            config.env_runners(max_requests_in_flight_per_env_runner=2)
+            .reporting(min_sample_timesteps_per_iteration=batch)
+            .training(**common, timeout_s_sampler_manager=0.1)
+        )
     else:
         config = config.training(
             **common,

@@ -222,12 +222,14 @@ class RllibRun:
         update = self._update_clock - clock
         collect = wall - update  # sampling on the env runners, and the weights sent to them
         self.iterations += 1
-        lifetime = int(_num(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime", 0)))
-        new_step = start_step + lifetime
-        steps = new_step - self.step
-        self.step = new_step
         self.collect_seconds += collect
         self.update_seconds += update
+        sampled = result.get("env_runners", {}).get("num_env_steps_sampled_lifetime")
+        if sampled is None:  # APPO: no sample has arrived yet
+            return
+        new_step = start_step + int(_num(sampled))
+        steps = new_step - self.step
+        self.step = new_step
         now = read_stats(result)
         kinds = now["kinds"] - self._seen["kinds"]
         nodes = now["nodes"] - self._seen["nodes"]
@@ -235,6 +237,8 @@ class RllibRun:
         self.sample_seconds += now["sample_s"] - self._seen["sample_s"]
         self._seen = now
         self.node_steps.update(nodes)
+        if steps == 0:  # APPO: no sample arrived in this call
+            return
         hands = sum(kinds.values())
         sps = steps / max(wall, 1e-9)
         w = self.writer
