@@ -7,7 +7,7 @@ size. Tournaments read it to label checkpoints by run and step; the
 ``ppo:PATH`` agent (:mod:`agents.ppo`) reads it with the policy weights.
 
 Writing checkpoints and resuming from them (safely: nothing is unpickled) is
-training's business: :mod:`train.checkpoint`.
+training's business: :mod:`train.sb3.zip_checkpoint`.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ class MLPPolicy:
     reads_info = False
     #: Set by owners of several copies of one network (the training pool): copies
     #: with equal keys hold equal weights, so a vectorised env may compute their
-    #: logits in one batch (:mod:`train.vec`). None: never batched.
+    #: logits in one batch (:mod:`train.sb3.dummy_vec`). None: never batched.
     batch_key: Any = None
 
     def __init__(

@@ -2,7 +2,7 @@
 
 A checkpoint of ``tonk train`` with ``backend: rllib`` is a folder
 (``RUN/checkpoints/step_<N>/``, ``RUN/best/``) holding ``tonk_meta.json`` and
-the policy network as ``policy.npz`` (written by :mod:`train.rllib_checkpoint`).
+the policy network as ``policy.npz`` (written by :mod:`train.rllib.folder_checkpoint`).
 ``rllib:RUN`` means the run's ``best/`` (else its newest checkpoint);
 ``rllib:FOLDER`` a checkpoint folder. Only the metadata (JSON) and the
 ``.npz`` weights (``allow_pickle=False``) are read, so naming a downloaded

@@ -215,7 +215,7 @@ class NetworkPlayouts:
         """Play every state to the end in place; ``seat``'s payoff in each (``check()`` between steps).
 
         numpy's BLAS runs on one thread here: the products are small, and a BLAS thread per core
-        spin-waiting between them takes the cores from everything else (as in training, train/trainer.py).
+        spin-waiting between them takes the cores from everything else (as in training, train/sb3/trainer.py).
         With the core, the states themselves are left as they were; their payoffs are returned.
         """
         with threadpool_limits(limits=1, user_api="blas"):

@@ -8,9 +8,14 @@ The terminal game and the server both drive hands through a :class:`Table`:
 - :meth:`Table.deal` deals the next hand: the first hand's dealer is the last
   seat (seat 0 plays first), then the deal passes to the left (RULES §2.5);
   decks come from the table's seeded generator, so a seed replays a session;
-- :meth:`Table.run_agents` lets the agents play until a person must act or
-  the hand is over, and returns their moves as :class:`Move`;
-- :meth:`Table.score` adds a finished hand's payoffs to the running totals.
+- :meth:`Table.play_person` plays a person's move (refusing one out of turn
+  with :class:`NotNow`) and :meth:`Table.advance` lets the agents play until a
+  person must act or the hand is over; each returns the moves as
+  :class:`Move` and scores the hand once it is over. They are the one place
+  where the terminal game and the server play a person's move and score a
+  hand;
+- :meth:`Table.run_agents` is :meth:`Table.advance` without the scoring, and
+  :meth:`Table.score` adds a finished hand's payoffs to the running totals.
 
 Agents play through the one hand loop (:mod:`tonk_env.play`): ``reseed``
 and ``reset_hand`` before every hand, :func:`~tonk_env.play.decide` at every
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 
 from agents.registry import make_agent
 from tonk_env.agent import Agent
-from tonk_env.engine import GameState, TonkRules, card_to_string, new_game, shuffled_deck
+from tonk_env.engine import OVER, GameState, TonkRules, card_to_string, new_game, shuffled_deck
 from tonk_env.engine.actions import TAKE
 from tonk_env.engine.numbers import check_seed
 from tonk_env.play import play, start_hand
@@ -42,6 +47,14 @@ RESULT_WORDS = {
     "caught": "dropped and was caught",
     "stock_out": "lowest count when the stock ran out",
 }
+
+
+class NotNow(Exception):
+    """A move or deal the game's state does not allow now: not this seat's turn, the hand over or not."""
+
+
+class ScoreError(ValueError):
+    """A finished hand whose payoffs cannot be added to the running score (the rules' payouts overflow)."""
 
 
 @dataclass(frozen=True)
@@ -145,12 +158,52 @@ class Table:
         play(s, self.agents, until=person_or_limit, on_move=record, who=self.agent_name, deadline=deadline)
         return moves
 
+    def check_turn(self, s: GameState, seat: int) -> None:
+        """Raise :class:`NotNow` unless person ``seat`` is to act in ``s``."""
+        if s.phase == OVER:
+            raise NotNow("the hand is over; the next one must be dealt first")
+        if s.cur != seat:
+            raise NotNow(f"not your turn: seat {s.cur} is to act")
+
+    def play_person(self, s: GameState, seat: int, action: int) -> Move:
+        """Play person ``seat``'s legal ``action`` on ``s`` in place; score the hand if it ends.
+
+        :class:`NotNow` if it is not their turn; ``IllegalActionError`` if the action is not legal.
+        """
+        if seat not in self.humans:
+            raise ValueError(f"seat {seat} is played by {self.agent_name(seat)}, not by a person")
+        self.check_turn(s, seat)
+        move = Move(seat, action, move_text(s, action))
+        s.play(action)
+        self.score_if_over(s)
+        return move
+
+    def advance(self, s: GameState, seconds: float | None = None) -> list[Move]:
+        """Let the agents play on ``s`` until a person must act or the hand is over; score it if over."""
+        moves = self.run_agents(s, seconds=seconds)
+        self.score_if_over(s)
+        return moves
+
+    def score_if_over(self, s: GameState) -> bool:
+        """Score the hand ``s`` (the last dealt) once it is over, and only once; whether it is over.
+
+        :class:`ScoreError` if its payoffs cannot be added (the running score stays as it was).
+        """
+        if s.phase != OVER:
+            return False
+        if self.hands_played < self.hands_dealt:
+            try:
+                self.score(s)
+            except (ValueError, OverflowError) as e:
+                raise ScoreError(f"cannot score the hand: {e}") from None
+        return True
+
     def score(self, s: GameState) -> None:
         """Add a finished hand's payoffs to the running score."""
         if s.result is None:
             raise ValueError("the hand is not over")
-        for p, v in enumerate(s.result.payoffs):
-            self.scores[p] += v
+        new = [total + v for total, v in zip(self.scores, s.result.payoffs, strict=True)]
+        self.scores = new
         self.hands_played += 1
 
 

@@ -2,7 +2,9 @@
 
 The game loop is :func:`play_terminal`, which reads moves from an input
 stream and writes to an output stream, so tests drive it with scripted text.
-Everything shown to the person is built from their seat's
+The person's moves and the agents' are played and the hands scored by the
+:class:`~frontends.table.Table`, as in the server. Everything shown to the
+person is built from their seat's
 :class:`~tonk_env.engine.SeatInfo` while the hand runs (nothing hidden can
 leak); the whole deal is shown once the hand is over.
 
@@ -47,7 +49,7 @@ from tonk_env.engine.cards import card_to_string, hand_value, mask_to_strings, p
 from tonk_env.engine.infostate import SeatInfo
 from tonk_env.engine.state import Spread
 
-from .table import Move, Table, describe_result, move_text
+from .table import Move, Table, describe_result
 
 HELP = """\
 Moves: type a number from the list, or an action:
@@ -236,8 +238,7 @@ class TerminalGame:
                     before = s.hands[self.seat]
                     a = self.read_move(s, hand_no, hands)
                     draw = a == DRAW and s.stock
-                    self.log.append(Move(self.seat, a, move_text(s, a)))
-                    s.play(a)
+                    self.log.append(t.play_person(s, self.seat, a))
                     if draw and s.phase != OVER:
                         card = (s.hands[self.seat] & ~before).bit_length() - 1
                         self.say(f"   you drew {card_to_string(card)}")
@@ -245,10 +246,10 @@ class TerminalGame:
                         info = seat_info(s, self.seat)
                         self.say(f"Your hand: {' '.join(mask_to_strings(info.hand))}   count {info.count}")
             else:
-                moves = t.run_agents(s)
+                moves = t.advance(s)
                 self.log.extend(moves)
                 self.show_moves_of_agents(moves)
-        t.score(s)
+        t.score_if_over(s)  # a hand over at the deal (play_person and advance scored any other)
         self.show_end(s, hand_no)
         return s
 

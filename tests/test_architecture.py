@@ -7,6 +7,13 @@
 - An import inside a function is only for an optional heavy dependency (or a
   platform module); never for a module of ours, except where listed below
   with the reason.
+- The command line parses; the library works: the workflows
+  (``tonk_cli/workflows/``) import no ``argparse`` and no command module, and a
+  command module (``tonk_cli/*_cmd.py``) defines only ``register``, ``cmd_*``
+  and private helpers, and imports no other command module.
+- The RLlib backend (``train.rllib``) reaches no SB3 code: neither it nor any
+  module of ours that it imports, directly or through others, imports
+  ``stable_baselines3``, ``sb3_contrib`` or ``train.sb3``.
 """
 
 from __future__ import annotations
@@ -42,13 +49,21 @@ PLATFORM_MODULES = {"fcntl", "msvcrt"}
 LAZY_OWN = {
     # importing the engine must not import gymnasium/pettingzoo: `tonk_env.env` loads the AEC env on first use
     "tonk_env": "lazy env attribute",
-    # backend: rllib imports train.rllib_run (and so Ray's RLlib, an optional extra) only when chosen
+    # backend: rllib imports train.rllib.run (and so Ray's RLlib, an optional extra) only when chosen
     "train.trainer": "optional RLlib backend",
 }
 #: The CLI imports each subcommand's modules when it runs, so `tonk rules` starts fast.
 LAZY_OWN_PACKAGES = ("tonk_cli",)
 
 ENGINE_THIRD_PARTY = {"numpy"}
+
+#: The library layer of the command line: workflows callable from Python.
+WORKFLOWS = "tonk_cli.workflows"
+#: The command line's own modules besides the ``*_cmd`` ones: the entry point and the flag types.
+CLI_MODULES = {"tonk_cli.main", "tonk_cli.args"}
+#: The RLlib backend's package, and what neither it nor anything of ours it imports may import.
+RLLIB_PACKAGE = "train.rllib"
+SB3_ONLY = ("stable_baselines3", "sb3_contrib", "train.sb3")
 
 
 def module_name(path: Path) -> str:
@@ -155,6 +170,30 @@ def test_the_engine_imports_no_rl_library() -> None:
     assert not bad, bad
 
 
+def _is_under(target: str, packages: tuple[str, ...]) -> bool:
+    return any(target == p or target.startswith(p + ".") for p in packages)
+
+
+def test_the_rllib_backend_reaches_no_sb3_code() -> None:
+    start = [n for n in MODULES if _is_under(n, (RLLIB_PACKAGE,))]
+    assert start, f"no modules under {RLLIB_PACKAGE}"
+    via: dict[str, str] = {n: n for n in start}  # module -> the train.rllib module that reaches it
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        for target, _, _ in EDGES[name]:
+            if target is not None and target not in via:
+                via[target] = via[name]
+                todo.append(target)
+    bad = [
+        f"{MODULES[name].relative_to(ROOT)}:{line}: {name} imports {target} (reached from {via[name]})"
+        for name in sorted(via)
+        for target, _, line in imports(name)
+        if _is_under(target, SB3_ONLY)
+    ]
+    assert not bad, "the RLlib backend reaches SB3 code:\n" + "\n".join(bad)
+
+
 def _cycles() -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), or a module importing itself."""
     index: dict[str, int] = {}
@@ -216,20 +255,62 @@ def test_imports_inside_functions_are_only_for_optional_dependencies() -> None:
     assert not bad, "imports inside functions (move them to the top of the module):\n" + "\n".join(bad)
 
 
+def is_command_module(name: str) -> bool:
+    """Whether module ``name`` is a ``tonk`` subcommand module (``tonk_cli/*_cmd.py``)."""
+    return name.startswith("tonk_cli.") and name.count(".") == 1 and name.endswith("_cmd")
+
+
+def test_workflows_import_no_argparse_and_no_command_module() -> None:
+    bad = []
+    for name in MODULES:
+        if name != WORKFLOWS and not name.startswith(WORKFLOWS + "."):
+            continue
+        for target, _, line in imports(name):
+            mine = own(target)
+            if target.split(".")[0] == "argparse" or (
+                mine is not None and (is_command_module(mine) or mine in CLI_MODULES)
+            ):
+                bad.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {name} imports {target}")
+    assert not bad, "workflows that depend on the command line:\n" + "\n".join(bad)
+
+
+def test_command_modules_only_parse_and_call() -> None:
+    """A public function or class in a command module is library work: it belongs in a workflow."""
+    bad = []
+    for name in MODULES:
+        if not is_command_module(name):
+            continue
+        where = MODULES[name].relative_to(ROOT)
+        for node in ast.parse(MODULES[name].read_text(), str(where)).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name != "register" and not node.name.startswith(("cmd_", "_")):
+                    bad.append(f"{where}:{node.lineno}: {name} defines {node.name}")
+        for target, _, line in imports(name):
+            mine = own(target)
+            if mine is not None and mine != name and is_command_module(mine):
+                bad.append(f"{where}:{line}: {name} imports the command module {mine}")
+    assert not bad, "workflow logic in the command modules (move it to tonk_cli/workflows/):\n" + "\n".join(
+        bad
+    )
+
+
 @pytest.mark.parametrize(
-    ("source", "bad"),
+    ("source", "name"),
     [
-        ("import train.trainer\n", "eval"),  # eval imports train
-        ("from agents import registry\n", "tonk_env.engine"),  # the engine imports an agent
-        ("def f():\n    import json\n", "agents"),  # a stdlib import inside a function
+        ("import train.trainer\n", "eval._planted"),  # eval imports train
+        ("from agents import registry\n", "tonk_env.engine._planted"),  # the engine imports an agent
+        ("def f():\n    import json\n", "agents._planted"),  # a stdlib import inside a function
+        ("import argparse\n", "tonk_cli.workflows._planted"),  # a workflow parses flags
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli.workflows._planted"),  # a workflow calls a command
+        ("def run_thing() -> None:\n    pass\n", "tonk_cli._planted_cmd"),  # a workflow in a command module
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli._planted_cmd"),  # a command calls another's logic
+        ("import sb3_contrib\n", "train.rllib._planted"),  # the RLlib backend imports SB3 code
+        ("from train.sb3 import callback\n", "train.rllib._planted"),  # ... or the SB3 backend
     ],
 )
-def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: Path) -> None:
+def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: Path) -> None:
     """Each check fails on a module that breaks its rule (so none of them passes vacuously)."""
-    name = f"{bad}._planted"
     path = ROOT / Path(*name.split(".")).with_suffix(".py")
-    if path.parent.name == "engine":
-        path = ROOT / "tonk_env" / "engine" / "_planted.py"
     MODULES[name] = path
     path.write_text(source)
     try:
@@ -237,6 +318,9 @@ def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: P
         checks = (
             test_layers_only_import_downward,
             test_imports_inside_functions_are_only_for_optional_dependencies,
+            test_workflows_import_no_argparse_and_no_command_module,
+            test_command_modules_only_parse_and_call,
+            test_the_rllib_backend_reaches_no_sb3_code,
         )
         failed = 0
         for check in checks:
@@ -249,3 +333,23 @@ def test_the_checks_catch_a_planted_violation(source: str, bad: str, tmp_path: P
         path.unlink()
         MODULES.pop(name)
         EDGES.pop(name)
+
+
+def test_the_sb3_check_follows_imports_through_other_modules() -> None:
+    """A ``train.rllib`` module that imports a module of ours importing ``train.sb3`` fails the check."""
+    planted = {
+        "train._planted_helper": "from train.sb3.policy import TonkMaskablePolicy\n",
+        "train.rllib._planted": "from train import _planted_helper\n",
+    }
+    for name, source in planted.items():
+        MODULES[name] = ROOT / Path(*name.split(".")).with_suffix(".py")
+        MODULES[name].write_text(source)
+    try:
+        for name in planted:
+            EDGES[name] = [(own(t), inner, line) for t, inner, line in imports(name) if own(t) is not None]
+        with pytest.raises(AssertionError, match="reached from train.rllib._planted"):
+            test_the_rllib_backend_reaches_no_sb3_code()
+    finally:
+        for name in planted:
+            MODULES.pop(name).unlink()
+            EDGES.pop(name, None)

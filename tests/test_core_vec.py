@@ -13,8 +13,8 @@ from agents.random_agent import RandomAgent
 from tonk_env.obs import obs_layout
 from tonk_env.vector import TonkVectorEnv
 from train.config import config_from_dict, load_config
-from train.core_vec import CoreVecEnv, PoolSampler, make_core_vec_env
 from train.pool import OpponentPool
+from train.sb3.core_vec import CoreVecEnv, PoolSampler, make_core_vec_env
 from train.trainer import train
 
 QUICK = Path(__file__).resolve().parents[1] / "configs" / "quick.yaml"

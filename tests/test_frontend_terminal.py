@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from frontends.table import Table, describe_result, fill_seats
+from frontends.table import NotNow, Table, describe_result, fill_seats
 from frontends.terminal import TerminalGame, parse_move, play_terminal
 from tonk_cli.main import main
-from tonk_env.engine import make_rules, new_game, seat_info, view_from_info
+from tonk_env.engine import OVER, make_rules, new_game, seat_info, view_from_info
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, TAKE
 from tonk_env.engine.cards import parse_card
 
@@ -127,6 +127,25 @@ def test_the_table_shows_only_what_the_seat_may_know() -> None:
     assert "seat 1 (random)" in text and "5 cards" in text
     for hidden in ("2C", "2D", "2S", "8C", "8D", "4S", "9D"):
         assert hidden not in text
+
+
+def test_the_table_plays_the_persons_move_and_scores_each_hand_once() -> None:
+    """The one place of the terminal game and the server: a move out of turn is refused, and a hand
+    is scored once however often its end is reported."""
+    table = Table(make_rules(), 2, [0], ["random"], seed=0)
+    s = table.deal()
+    assert s.cur == 0 and s.phase != OVER  # the first dealer is the last seat: seat 0 plays first
+    with pytest.raises(NotNow, match="not your turn: seat 0 is to act"):
+        table.check_turn(s, 1)
+    with pytest.raises(ValueError, match="played by agent random, not by a person"):
+        table.play_person(s, 1, DROP)
+    move = table.play_person(s, 0, DROP)
+    assert (move.seat, move.text) == (0, "drop") and s.result is not None
+    assert table.hands_played == 1 and table.scores == list(s.result.payoffs)
+    assert table.advance(s) == [] and table.score_if_over(s)  # reported again: not scored again
+    assert table.hands_played == 1 and table.scores == list(s.result.payoffs)
+    with pytest.raises(NotNow, match="the hand is over"):
+        table.play_person(s, 0, DROP)
 
 
 def test_fill_seats_and_result_words() -> None:

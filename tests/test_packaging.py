@@ -69,8 +69,8 @@ def test_find_config_by_name_path_or_docs_path(tmp_path: Path, monkeypatch: pyte
 
 def test_tonk_train_and_pipeline_take_a_shipped_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import train.trainer
-    from tonk_cli import pipeline
     from tonk_cli.main import main
+    from tonk_cli.workflows import pipeline
 
     monkeypatch.chdir(tmp_path)  # outside the clone
     seen = []
@@ -84,8 +84,8 @@ def test_tonk_train_and_pipeline_take_a_shipped_name(tmp_path: Path, monkeypatch
 
 
 def test_the_docs_ship_and_tonk_docs_finds_a_page(capsys: pytest.CaptureFixture[str]) -> None:
-    from tonk_cli.docs_cmd import docs_dir, find_page
     from tonk_cli.main import main
+    from tonk_cli.recipes import docs_dir, find_page
 
     assert docs_dir().resolve() == (ROOT / "docs").resolve()
     assert PYPROJECT["tool"]["setuptools"]["package-data"]["tonk_cli.docs"] == ["*.md"]

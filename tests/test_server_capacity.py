@@ -200,6 +200,9 @@ def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit()
         assert game["over"] and c.get(f"/api/games/{gid}/record").json()["deck"]
         assert c.post(f"/api/games/{gid}/next").json()["hand_number"] == 2
         assert c.post(f"/api/games/{gid}/actions", json={"action": "x 99"}).status_code == 400
+        # the child's refusals come back by name and keep their status and words
+        wrong = c.post(f"/api/games/{gid}/actions", json={"action": "draw", "seat": 1})
+        assert wrong.status_code == 409 and "person plays seat 0, not seat 1" in wrong.json()["detail"]
         assert c.post("/api/agent-action", json=_query()).status_code == 200
         slow = {**_query(), "agent": "search:ismcts?budget=20000&drop_samples=20000&candidates=10&takes=all"}
         r = c.post("/api/agent-action", json=slow)  # tens of seconds of search: stopped in the child

@@ -157,25 +157,27 @@ def test_evaluation_during_training_uses_the_injected_evaluator() -> None:
     assert kw == {"hands": 8, "players": cfg.players, "seed": 9, "workers": 1, "rules_name": cfg.rules}
 
 
-def test_pipeline_trains_then_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(
-        [
-            "pipeline",
-            "configs/quick.yaml",
-            *TINY,
-            f"out_dir={tmp_path}",
-            "--baselines",
-            "random",
-            "heuristic:greedy",
-            "--hands",
-            "8",
-            "--no-progress",
-        ]
+def test_the_pipeline_runs_from_python_and_the_cli_prints_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_pipeline`` trains and evaluates when called from Python; ``tonk pipeline`` prints that report."""
+    from tonk_cli.workflows import pipeline
+
+    baselines = ("random", "heuristic:greedy")
+    report = pipeline.run_pipeline(
+        "configs/quick.yaml", [*TINY, f"out_dir={tmp_path}"], baselines, hands=8, progress=False
     )
-    assert rc == 0
+    assert (report.run_dir / "best.zip").is_file() and report.agent == f"ppo:{report.run_dir / 'best.zip'}"
+    assert [r.opponent for r in report.results][:2] == list(baselines)
+    assert all(r.hands == 8 and r.ci95[0] <= r.mean_stakes <= r.ci95[1] for r in report.results)
+    # the command parses and calls the same workflow: on the same run it prints the same table
+    monkeypatch.setattr(pipeline, "train", lambda cfg, progress, evaluate: report.run_dir)
+    args = ["pipeline", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "--baselines", *baselines]
+    assert main([*args, "--hands", "8", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "stakes/hand" in out and "95% CI" in out
-    assert "random" in out and "heuristic:greedy" in out
+    assert pipeline.format_pipeline(report) in out and "stakes/hand" in out and "95% CI" in out
+    assert main([*args, "--hands", "8", "--no-progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == report.to_json()
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ from tonk_env.engine import hand_value, make_rules, new_game
 from tonk_env.obs import obs_layout
 from tonk_env.single import TonkSingleAgentEnv
 from train.config import load_config
-from train.oracle import OracleCriticPolicy, PrivilegedObs, privileged_features, privileged_size
+from train.oracle import PrivilegedObs, privileged_features, privileged_size
+from train.sb3.oracle_policy import OracleCriticPolicy
 
 
 def _bits(mask: int) -> np.ndarray:

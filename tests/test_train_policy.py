@@ -1,4 +1,4 @@
-"""train.policy: the fast masked distribution equals sb3-contrib's and samples by its probabilities."""
+"""train.sb3.policy: the fast masked distribution equals sb3-contrib's and samples by its probabilities."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
-from train.policy import FastMaskableCategorical, TonkMaskablePolicy
+from train.sb3.policy import FastMaskableCategorical, TonkMaskablePolicy
 
 
 def _batch(rows: int = 64, n: int = 540, seed: int = 0) -> tuple[torch.Tensor, np.ndarray]:

@@ -19,7 +19,7 @@ from tiny import TINY_NO_EVAL
 
 from agents.ppo import load_policy
 from tonk_cli.main import main
-from train import trainer
+from train.sb3 import trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,8 +25,8 @@ import torch  # noqa: E402 - after the skip
 from ray.rllib.core.columns import Columns  # noqa: E402
 
 from agents.registry import make_agent  # noqa: E402
-from train.rllib_module import MASKED_LOGIT, MaskedTonkModule, policy_layers  # noqa: E402
-from train.rllib_vector import RllibVectorEnv  # noqa: E402
+from train.rllib.module import MASKED_LOGIT, MaskedTonkModule, policy_layers  # noqa: E402
+from train.rllib.vector import RllibVectorEnv  # noqa: E402
 
 #: A run of a few seconds: 1 env runner with 2 envs, small nets, a tiny evaluation.
 TINY = {
@@ -96,7 +96,7 @@ def test_unreachable_address_is_a_message_and_writes_nothing(tmp_path: Path, cap
 
 def test_more_runners_than_cpus_is_a_message() -> None:
     """Ray would wait forever for CPUs it does not have; the run says so before it starts."""
-    from train.rllib_setup import check_cpus
+    from train.rllib.setup_ray import check_cpus
 
     cfg = config_from_dict({**TINY, "rllib": {**TINY["rllib"], "env_runners": 3, "learners": 1}})
     with pytest.raises(ValueError, match=r"need 4 CPUs, the Ray instance has 2"):
@@ -109,7 +109,7 @@ def test_more_runners_than_cpus_is_a_message() -> None:
 def test_missing_rllib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from train.rllib_setup import require_rllib
+    from train.rllib.setup_ray import require_rllib
 
     monkeypatch.setitem(sys.modules, "ray.rllib", None)  # import ray.rllib now raises ImportError
     with pytest.raises(ValueError, match=r"pip install 'tonk-rl\[rllib\]'"):
@@ -189,7 +189,7 @@ def test_runners_sample_the_same_hands_as_episodes() -> None:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 
-    from train.rllib_runner import TonkEnvRunner
+    from train.rllib.runner import TonkEnvRunner
 
     cfg = config_from_dict(TINY)
     spec = RLModuleSpec(
@@ -299,7 +299,7 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys, r
 
     # the checkpoint's module (learner.pt, read safely) and its policy.npz: the same action
     from tonk_env.engine import make_rules
-    from train.rllib_checkpoint import read_rllib_checkpoint
+    from train.rllib.folder_checkpoint import read_rllib_checkpoint
 
     ckpt = read_rllib_checkpoint(last, make_rules("standard"), 2)
     env, module = _env_and_module()

@@ -1,4 +1,4 @@
-"""train.vec: batched network opponents play exactly the game the one-at-a-time loop plays."""
+"""train.sb3.dummy_vec: batched network opponents play exactly the game the one-at-a-time loop plays."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from tonk_env.obs import obs_layout
 from train.config import config_from_dict
-from train.trainer import make_env_fn
-from train.vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv, ShallowInfoDummyVecEnv
+from train.sb3.dummy_vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv, ShallowInfoDummyVecEnv
+from train.sb3.trainer import make_env_fn
 
 
 def _layers(players: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -20,9 +20,10 @@ import agents.zoo
 from agents.registry import check_spec, make_agent
 from agents.zoo import ZOO_ENV, file_sha256, load_zoo_agent, read_card, zoo_names
 from agents.zoo.card import headline, headline_row
-from tonk_cli import pipeline
-from tonk_cli.exploit_cmd import evaluate_one_seat
 from tonk_cli.main import main
+from tonk_cli.workflows import pipeline
+from tonk_cli.workflows.common import evaluate_one_seat
+from tonk_cli.workflows.zoo import add_entry
 from tonk_env.engine import is_over, make_rules, new_game
 from tonk_env.obs import OBS_VERSION
 from tonk_env.play import play, start_hand
@@ -42,8 +43,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]
         rc = main(["train", "configs/quick.yaml", *TINY_NO_EVAL, f"out_dir={root / 'runs'}", "--no-progress"])
         assert rc == 0
         (run,) = (root / "runs").iterdir()
-        args = ["zoo", "add", str(run), "--name", "tiny", "--hands", "4", "--no-progress"]
-        assert main([*args, "--baselines", "random", "heuristic:greedy"]) == 0
+        # the workflow called from Python (tests/test_exploit.py runs `tonk zoo add` itself)
+        entry = add_entry(run, "tiny", baselines=["random", "heuristic:greedy"], hands=4, progress=False)
+        assert entry.card_file == root / "zoo" / "tiny.json" and entry.page_file.is_file()
+        assert [r.opponent for r in entry.results] == ["random", "heuristic:greedy"]
         yield run, root / "zoo"
 
 
@@ -149,9 +152,9 @@ def test_make_run_adds_the_zoo_agent_of_its_table(
         monkeypatch.setenv(ZOO_ENV, str(tmp_path / "empty"))
     report = pipeline.run_pipeline("configs/quick.yaml", TINY_NO_EVAL, ("random",), hands=4, progress=False)
     table = pipeline.format_pipeline(report)
-    opponents = [r["opponent"] for r in report["results"]]
+    opponents = [r.opponent for r in report.results]
     if with_entry:
-        assert opponents == ["random", "zoo:tiny"] and "zoo:tiny" in table and "note" not in report
+        assert opponents == ["random", "zoo:tiny"] and "zoo:tiny" in table and report.note is None
     else:
         assert opponents == ["random"]
         assert table.splitlines()[-1].startswith("the zoo has no agent for 2 players, rules standard")

@@ -6,38 +6,14 @@ carries its pages as the data package ``tonk_cli.docs``
 folder), so the links of the README, which are relative and dead on a package
 index page, have a copy on every machine the package is installed on.
 ``tonk docs`` lists the pages with their paths; ``tonk docs TRAINING`` prints
-one page.
+one page. Finding the pages is :mod:`tonk_cli.recipes`' work.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from .recipes import shipped_folder
-
-__all__ = ["docs_dir", "find_page", "shipped_pages"]
-
-
-def docs_dir() -> Path:
-    """The shipped pages' folder: the package's own copy (a wheel), else the checkout's ``docs/``."""
-    return shipped_folder("docs")
-
-
-def shipped_pages() -> list[Path]:
-    """Every shipped page (``docs/*.md``), sorted by name."""
-    folder = docs_dir()
-    return sorted(folder.glob("*.md")) if folder.is_dir() else []
-
-
-def find_page(name: str) -> Path:
-    """The page ``name`` means (``TRAINING``, ``training``, ``TRAINING.md``); a one-line error lists them."""
-    stem = Path(name).stem.lower()
-    for page in shipped_pages():
-        if page.stem.lower() == stem:
-            return page
-    names = ", ".join(p.stem for p in shipped_pages()) or "none found"
-    raise ValueError(f"no documentation page {name!r} (pages: {names})")
+from .recipes import docs_dir, find_page, shipped_pages
 
 
 def cmd_docs(args: argparse.Namespace) -> int:

@@ -101,6 +101,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``play``, ``serve`` and ``export`` to the ``tonk`` command line."""
+    _register_play(sub)
+    _register_serve(sub)
+    _register_export(sub)
+
+
+def _register_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play Tonk against agents in the terminal",
@@ -137,6 +143,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=cmd_play)
 
+
+def _register_serve(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser(
         "serve",
         help="serve the HTTP/JSON API and the browser game (FastAPI + uvicorn)",
@@ -227,6 +235,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     s.set_defaults(func=cmd_serve)
 
+
+def _register_export(sub: argparse._SubParsersAction) -> None:
     x = sub.add_parser(
         "export",
         help="export a policy network agent (ppo:PATH, npz:PATH) to ONNX",

@@ -1,4 +1,5 @@
-"""The shipped configs (``configs/*.yaml``), found by name or path, in a clone and in an installed wheel.
+"""The shipped configs (``configs/*.yaml``) and doc pages (``docs/*.md``), found by name or path,
+in a clone and in an installed wheel.
 
 ``configs/`` stays the one source: the wheel carries it as the data package
 ``tonk_cli.configs`` (``[tool.setuptools.package-dir]`` maps that package onto
@@ -10,13 +11,18 @@ itself. :func:`find_config` turns what a user typed into a file:
 - a missing ``configs/NAME.yaml`` is the shipped ``NAME.yaml`` (the commands
   of the docs work outside a clone);
 - anything else is a one-line ``ValueError`` listing the shipped names.
+
+:func:`find_page` does the same for the documentation pages (``tonk docs``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["configs_dir", "find_config", "shipped_configs", "shipped_folder"]
+__all__ = [
+    "configs_dir", "docs_dir", "find_config", "find_page", "shipped_configs", "shipped_folder",
+    "shipped_pages",
+]  # fmt: skip
 
 
 def shipped_folder(name: str) -> Path:
@@ -56,3 +62,24 @@ def find_config(name_or_path: str | Path, prefix: str = "") -> Path:
     raise ValueError(
         f"config file {text} does not exist, and no shipped config has that name (shipped: {names})"
     )
+
+
+def docs_dir() -> Path:
+    """The shipped pages' folder: the package's own copy (a wheel), else the checkout's ``docs/``."""
+    return shipped_folder("docs")
+
+
+def shipped_pages() -> list[Path]:
+    """Every shipped page (``docs/*.md``), sorted by name."""
+    folder = docs_dir()
+    return sorted(folder.glob("*.md")) if folder.is_dir() else []
+
+
+def find_page(name: str) -> Path:
+    """The page ``name`` means (``TRAINING``, ``training``, ``TRAINING.md``); a one-line error lists them."""
+    stem = Path(name).stem.lower()
+    for page in shipped_pages():
+        if page.stem.lower() == stem:
+            return page
+    names = ", ".join(p.stem for p in shipped_pages()) or "none found"
+    raise ValueError(f"no documentation page {name!r} (pages: {names})")

@@ -76,7 +76,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     """Train a config, evaluate the result against the baselines, print the table."""
     import json
 
-    from .pipeline import format_pipeline, run_pipeline
+    from .workflows.pipeline import format_pipeline, run_pipeline
 
     report = run_pipeline(
         args.config,
@@ -87,7 +87,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
     )
-    print(json.dumps(report, indent=1) if args.json else "\n" + format_pipeline(report))
+    print(json.dumps(report.to_json(), indent=1) if args.json else "\n" + format_pipeline(report))
     return 0
 
 

@@ -53,7 +53,7 @@ with the game's own generator. How each opponent is played:
   observation and mask: agents with a ``batch_key`` (copies with equal keys
   hold equal weights), ``logits`` and ``pick`` are evaluated in one matrix
   product per key and round, each row picked by its own copy (as
-  :mod:`train.vec` does); others with ``act_batch`` in one call per agent
+  :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent
   and round; the rest row by row;
 - any other agent (heuristics, search) plays through a reference-engine
   mirror of its game (``tonk_env.engine.new_game`` on the same deck, kept in

@@ -186,6 +186,32 @@ def _pick(rng: random.Random, specs: list[str], weights: list[float]) -> int:
     return rng.choices(range(len(specs)), weights=weights)[0]
 
 
+def _arrays(rec: _Recorder, n: int) -> dict[str, Any]:
+    """The recorded positions as the dataset's arrays."""
+    rows = rec.rows
+    if not rows["split"]:
+        raise ValueError("no positions were recorded (every hand ended at the deal?)")
+    arrays: dict[str, Any] = {
+        "bits": np.stack(rows["bits"]),
+        "floats": np.stack(rows["floats"]),
+        "labels": np.stack(rows["labels"]),
+        "hidden": np.asarray(rows["hidden"], dtype=np.int8),
+        "my_count": np.asarray(rows["my_count"], dtype=np.int16),
+        "known_value": np.asarray(rows["known_value"], dtype=np.int16),
+        "lowest": np.asarray(rows["lowest"], dtype=bool),
+        "drop_legal": np.asarray(rows["drop_legal"], dtype=bool),
+        "split": np.asarray(rows["split"], dtype=np.int8),
+        "style": np.asarray(rows["style"], dtype=np.int8),
+        "hand": np.asarray(rows["hand"], dtype=np.int32),
+    }
+    hw = rec.hw
+    arrays["hw_row"] = np.asarray(hw["row"], dtype=np.int64)
+    arrays["hw_probs"] = np.stack(hw["hw_probs"]) if hw["row"] else np.zeros((0, n - 1, 52), dtype=np.float32)
+    for k in ("hw_low_search", "hw_low_expert", "hw_low_table"):
+        arrays[k] = np.asarray(hw[k], dtype=np.float64)
+    return arrays
+
+
 def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[str, Any]:
     """Play the hands of ``cfg``, write the positions to ``out`` (``.npz``) and return a summary."""
     rules: TonkRules = make_rules(cfg.rules)
@@ -234,27 +260,7 @@ def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[st
         play(s, seats, on_move=on_move)
         bar.update(1)
     bar.close()
-    rows = rec.rows
-    if not rows["split"]:
-        raise ValueError("no positions were recorded (every hand ended at the deal?)")
-    arrays: dict[str, Any] = {
-        "bits": np.stack(rows["bits"]),
-        "floats": np.stack(rows["floats"]),
-        "labels": np.stack(rows["labels"]),
-        "hidden": np.asarray(rows["hidden"], dtype=np.int8),
-        "my_count": np.asarray(rows["my_count"], dtype=np.int16),
-        "known_value": np.asarray(rows["known_value"], dtype=np.int16),
-        "lowest": np.asarray(rows["lowest"], dtype=bool),
-        "drop_legal": np.asarray(rows["drop_legal"], dtype=bool),
-        "split": np.asarray(rows["split"], dtype=np.int8),
-        "style": np.asarray(rows["style"], dtype=np.int8),
-        "hand": np.asarray(rows["hand"], dtype=np.int32),
-    }
-    hw = rec.hw
-    arrays["hw_row"] = np.asarray(hw["row"], dtype=np.int64)
-    arrays["hw_probs"] = np.stack(hw["hw_probs"]) if hw["row"] else np.zeros((0, n - 1, 52), dtype=np.float32)
-    for k in ("hw_low_search", "hw_low_expert", "hw_low_table"):
-        arrays[k] = np.asarray(hw[k], dtype=np.float64)
+    arrays = _arrays(rec, n)
     summary = {
         "players": n,
         "rules": cfg.rules,
@@ -267,7 +273,7 @@ def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[st
         "agents": specs[:-1],
         "mix_weights": weights[:-1],
         "held_out_style": HELD_OUT_STYLE,
-        "positions": int(len(rows["split"])),
+        "positions": int(len(arrays["split"])),
         "train_positions": int(np.sum(arrays["split"] == 0)),
         "heldout_positions": int(np.sum(arrays["split"] == 1)),
         "style_positions": int(np.sum(arrays["split"] == 2)),

@@ -116,48 +116,42 @@ def _commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def fit_belief(
-    data_path: str | Path, cfg: FitConfig, out_dir: str | Path | None = None, progress: bool = True
-) -> dict[str, Any]:
-    """Train on ``data_path``, measure on its held-out positions, write ``NAME.npz/.json/.md``; the card."""
+def _check_fit(cfg: FitConfig) -> None:
     if not _NAME.fullmatch(cfg.name):
         raise ValueError(
             f"belief model name {cfg.name!r} is invalid; allowed: 1-64 letters, digits, '_' or '-'"
         )
     if cfg.epochs < 1 or cfg.batch_size < 1 or not cfg.hidden or min(cfg.hidden) < 1:
         raise ValueError("epochs, batch_size and every hidden layer size must be at least 1")
-    data = load_data(data_path)
-    summary = data["summary"]
-    n = int(summary["players"])
-    t0 = time.time()
-    torch.set_num_threads(cfg.torch_threads)
-    torch.manual_seed(cfg.seed)
+
+
+def _tensors(data: dict[str, Any], rows: np.ndarray, n: int) -> tuple[torch.Tensor, ...]:
+    """Inputs, labels, the free-card mask and the hidden-card counts of ``rows``."""
+    bits, floats, labels = unpack(data, rows)
+    x = torch.from_numpy(np.concatenate([bits.astype(np.float32), floats.astype(np.float32)], axis=1))
+    free = torch.from_numpy(np.repeat(bits[:, None, 52:104].astype(bool), n - 1, axis=1))
+    return (
+        x,
+        torch.from_numpy(labels.astype(np.float32)),
+        free,
+        torch.from_numpy(data["hidden"][rows].astype(np.float32)),
+    )
+
+
+def _train(
+    net: torch.nn.Sequential,
+    fit_t: tuple[torch.Tensor, ...],
+    val_t: tuple[torch.Tensor, ...],
+    cfg: FitConfig,
+    progress: bool,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Fit ``net`` for ``cfg.epochs``, leave it at its best validation epoch; that epoch and the curve."""
     gen = np.random.default_rng(cfg.seed)
-    train_rows = np.flatnonzero(data["split"] == 0)
-    val_mask = data["hand"][train_rows] % 10 == 3
-    fit_rows, val_rows = train_rows[~val_mask], train_rows[val_mask]
-    if not len(fit_rows) or not len(val_rows):
-        raise ValueError(f"{data_path}: too few training hands to cut a validation set")
-    nbits, nfloats = feature_sizes(n)
-
-    def tensors(rows: np.ndarray) -> tuple[torch.Tensor, ...]:
-        bits, floats, labels = unpack(data, rows)
-        x = torch.from_numpy(np.concatenate([bits.astype(np.float32), floats.astype(np.float32)], axis=1))
-        free = torch.from_numpy(np.repeat(bits[:, None, 52:104].astype(bool), n - 1, axis=1))
-        return (
-            x,
-            torch.from_numpy(labels.astype(np.float32)),
-            free,
-            torch.from_numpy(data["hidden"][rows].astype(np.float32)),
-        )
-
-    fit_t = tensors(fit_rows)
-    val_t = tensors(val_rows)
-    net = _network(nbits + nfloats, cfg.hidden, 52 * (n - 1))
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.epochs)
     best: tuple[float, int, dict[str, Any] | None] = (float("inf"), -1, None)
     curve = []
+    n_fit, n_val = len(fit_t[0]), len(val_t[0])
     bar = tqdm(
         total=cfg.epochs,
         unit="epoch",
@@ -167,7 +161,7 @@ def fit_belief(
     )
     for epoch in range(cfg.epochs):
         net.train()
-        order = gen.permutation(len(fit_rows))
+        order = gen.permutation(n_fit)
         tot = 0.0
         for i in range(0, len(order), cfg.batch_size):
             idx = torch.from_numpy(order[i : i + cfg.batch_size])
@@ -179,10 +173,13 @@ def fit_belief(
         sched.step()
         net.eval()
         with torch.no_grad():
-            val = sum(
-                float(_loss(net, *(t[i : i + 8192] for t in val_t))) * len(val_t[0][i : i + 8192])
-                for i in range(0, len(val_rows), 8192)
-            ) / len(val_rows)
+            val = (
+                sum(
+                    float(_loss(net, *(t[i : i + 8192] for t in val_t))) * len(val_t[0][i : i + 8192])
+                    for i in range(0, n_val, 8192)
+                )
+                / n_val
+            )
         curve.append({"epoch": epoch + 1, "train_log_loss": tot / len(order), "val_log_loss": val})
         if val < best[0]:
             best = (val, epoch + 1, {k: v.detach().clone() for k, v in net.state_dict().items()})
@@ -191,6 +188,30 @@ def fit_belief(
     bar.close()
     assert best[2] is not None
     net.load_state_dict(best[2])
+    return best[1], curve
+
+
+def fit_belief(
+    data_path: str | Path, cfg: FitConfig, out_dir: str | Path | None = None, progress: bool = True
+) -> dict[str, Any]:
+    """Train on ``data_path``, measure on its held-out positions, write ``NAME.npz/.json/.md``; the card."""
+    _check_fit(cfg)
+    data = load_data(data_path)
+    summary = data["summary"]
+    n = int(summary["players"])
+    t0 = time.time()
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    train_rows = np.flatnonzero(data["split"] == 0)
+    val_mask = data["hand"][train_rows] % 10 == 3
+    fit_rows, val_rows = train_rows[~val_mask], train_rows[val_mask]
+    if not len(fit_rows) or not len(val_rows):
+        raise ValueError(f"{data_path}: too few training hands to cut a validation set")
+    nbits, nfloats = feature_sizes(n)
+    fit_t = _tensors(data, fit_rows, n)
+    val_t = _tensors(data, val_rows, n)
+    net = _network(nbits + nfloats, cfg.hidden, 52 * (n - 1))
+    best_epoch, curve = _train(net, fit_t, val_t, cfg, progress)
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
     sizes = [nbits + nfloats, *cfg.hidden, 52 * (n - 1)]
@@ -227,7 +248,7 @@ def fit_belief(
         "metrics": metrics,
         "training": {
             "epochs": cfg.epochs,
-            "best_epoch": best[1],
+            "best_epoch": best_epoch,
             "batch_size": cfg.batch_size,
             "learning_rate": cfg.learning_rate,
             "weight_decay": cfg.weight_decay,

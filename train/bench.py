@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import load_config
-from .rllib_setup import init_ray, require_rllib
+from .rllib.setup_ray import init_ray, require_rllib
 from .trainer import train
 
 __all__ = ["MODES", "bench_train"]

@@ -169,7 +169,7 @@ class PretrainConfig:
 
 @dataclass
 class RllibConfig:
-    """Settings of ``backend: rllib``: RLlib's PPO or APPO on Ray (train/rllib_backend.py)."""
+    """Settings of ``backend: rllib``: RLlib's PPO or APPO on Ray (train/rllib/backend.py)."""
 
     algo: str = "ppo"
     """``ppo`` (collection and update alternate) or ``appo`` (asynchronous PPO: the env runners sample
@@ -220,10 +220,10 @@ class TrainConfig:
     n_envs: int = 8
     """Parallel environments."""
     vec_env: str = "dummy"
-    """``dummy`` (one process; :class:`train.vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
+    """``dummy`` (one process; :class:`train.sb3.dummy_vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
     evaluates the frozen network opponents of all envs in batches) or ``subproc`` (one process
     per env, ``SubprocVecEnv``; slower on 2 cores) or ``core`` (all envs as one
-    :class:`tonk_env.vector.TonkVectorEnv` on the compiled core, :mod:`train.core_vec`: the same
+    :class:`tonk_env.vector.TonkVectorEnv` on the compiled core, :mod:`train.sb3.core_vec`: the same
     game, opponents, shaping and oracle features, with the random baseline played in the kernel and
     other deals and random streams than ``dummy``)."""
     reward_scale: float = 1.0

@@ -26,8 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from agents.mlp import MLPPolicy
+from agents.random_agent import RandomAgent
 from agents.registry import make_agent
-from tonk_env.agent import Agent
+from tonk_env.agent import Agent, RandomPolicy
 
 from .config import PoolConfig
 from .rngstate import rng_state, set_rng_state
@@ -148,6 +149,22 @@ class OpponentPool:
         for pol, saved in zip(self.snapshots, state["snapshots"], strict=True):
             if saved is not None:
                 set_rng_state(pol.rng, saved, f"{what} ({pol.name})")
+
+
+#: Stands for a random opponent in a vector env: :class:`TonkVectorEnv` plays every ``RandomPolicy`` in its kernel.
+_KERNEL_RANDOM = RandomPolicy(0)
+
+
+class PoolSampler:
+    """One game's opponent sampler: its pool's draw, with random baselines played in the kernel."""
+
+    def __init__(self, pool: OpponentPool) -> None:
+        self.pool = pool
+
+    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
+        """The pool's opponents for one hand (``RandomAgent`` replaced by the kernel's random play)."""
+        chosen = self.pool.sample(rng, num_players, learner_seat)
+        return [_KERNEL_RANDOM if isinstance(a, RandomAgent) else a for a in chosen]
 
 
 def _sampling_state(policy: Any) -> dict[str, Any] | None:

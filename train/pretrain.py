@@ -330,6 +330,53 @@ def fit_demos(
     return out
 
 
+def _fit_start_values(
+    net: nn.Sequential,
+    obs: torch.Tensor,
+    target: torch.Tensor,
+    legal: torch.Tensor,
+    split: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+    epochs: int,
+    progress: bool,
+) -> tuple[float, list[dict[str, Any]]]:
+    """Fit ``net`` by masked squared error on ``split[0]``; leave it at its best epoch on ``split[1]``."""
+    tr, val = split
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    lw = legal.to(target.dtype)
+
+    def mse(idx: Any) -> Any:
+        err = (net(obs[idx]) - target[idx]) ** 2 * lw[idx]
+        return err.sum() / lw[idx].sum()
+
+    bar = None
+    if progress:
+        bar = tqdm(total=epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
+    best_err, history = np.inf, []
+    best_state: dict[str, torch.Tensor] | None = None
+    for epoch in range(epochs):
+        perm = rng.permutation(tr)
+        for i in range(0, len(perm), 1024):
+            loss = mse(perm[i : i + 1024])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            err = float(mse(val))
+        history.append({"epoch": epoch + 1, "val_mse": round(err, 5)})
+        if err < best_err:
+            best_err, best_state = err, {k: v.clone() for k, v in net.state_dict().items()}
+        if bar is not None:
+            bar.set_postfix(mse=f"{err:.4f}")
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    if best_state is None:
+        raise RuntimeError(f"pretrain: the start-value fit diverged (held-out errors: {history})")
+    net.load_state_dict(best_state)
+    return best_err, history
+
+
 def improve_demos(
     demos: Demos, cfg: TrainConfig, n_obs: int, seed: int, progress: bool = True
 ) -> dict[str, Any]:
@@ -367,38 +414,8 @@ def improve_demos(
     net = nn.Sequential(
         nn.Linear(n_obs, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, len(START_ACTIONS))
     )
-    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    lw = legal.to(target.dtype)
-
-    def mse(idx: Any) -> Any:
-        err = (net(obs[idx]) - target[idx]) ** 2 * lw[idx]
-        return err.sum() / lw[idx].sum()
-
-    bar = None
-    if progress:
-        bar = tqdm(total=pc.improve_epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
-    best_err, history = np.inf, []
-    best_state: dict[str, torch.Tensor] | None = None
-    for epoch in range(pc.improve_epochs):
-        perm = rng.permutation(tr)
-        for i in range(0, len(perm), 1024):
-            loss = mse(perm[i : i + 1024])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            err = float(mse(val))
-        history.append({"epoch": epoch + 1, "val_mse": round(err, 5)})
-        if err < best_err:
-            best_err, best_state = err, {k: v.clone() for k, v in net.state_dict().items()}
-        if bar is not None:
-            bar.set_postfix(mse=f"{err:.4f}")
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    if best_state is None:
-        raise RuntimeError(f"pretrain: the start-value fit diverged (held-out errors: {history})")
-    net.load_state_dict(best_state)
+    epochs = pc.improve_epochs
+    best_err, history = _fit_start_values(net, obs, target, legal, (tr, val), rng, epochs, progress)
     with torch.no_grad():
         q = net(obs).masked_fill(~legal, -np.inf).numpy()
     best = q.argmax(axis=1)

@@ -1,23 +1,12 @@
-"""Fit a MaskablePPO agent from a :class:`~train.config.TrainConfig`.
+"""``train(cfg)`` and ``resume(run_dir)``: the entry point of training, for either backend.
 
-``train(cfg)`` creates the run folder ``<out_dir>/<name>__<seed>__<time>/``::
-
-    config.yaml          the resolved config (what ``--resume`` reads back)
-    run.json             rules and their hash, observation layout, versions, torch's CPU kernels
-    tb/                  TensorBoard logs
-    metrics.jsonl        one JSON line per evaluation and per rollout summary
-    checkpoints/         step_<N>.zip every ``checkpoint_every`` steps, at a rollout boundary, and
-                         step_<N>/ (the pool, train_state.json, that moment's best.*)
-    best.zip             the checkpoint with the best evaluation score
-    learning_curve.png   stakes/hand against each evaluation opponent vs steps
-    summary.json         final figures: steps, wall time, throughput, last evaluation
-
-``resume(run_dir)`` continues from the newest checkpoint that reads back
-whole, with the same step count, optimizer state, opponent pool and random
-streams, so it ends as the run it replaced would have (:mod:`train.runstate`); the model
-is rebuilt from ``config.yaml`` and nothing in the folder is unpickled
-(:mod:`train.checkpoint`). SIGINT and SIGTERM stop training at the next step
-and save a checkpoint first.
+``backend: sb3`` (the default) trains sb3-contrib's MaskablePPO
+(:mod:`train.sb3.trainer`); ``backend: rllib`` trains RLlib's PPO on a local
+Ray instance or a Ray cluster (:mod:`train.rllib.run`; Ray's RLlib is an
+optional extra, imported only when chosen). Both write the same run folder
+(:mod:`train.run_folder`). SIGINT and SIGTERM stop training at the next step
+and save a checkpoint first; ``resume`` continues from the newest checkpoint
+that reads back whole, and nothing in the folder is unpickled.
 
 Both take ``evaluate``, the duplicate evaluation that scores the policy
 against ``eval.opponents`` (pass :func:`eval.duplicate.evaluate`, as
@@ -26,165 +15,18 @@ against ``eval.opponents`` (pass :func:`eval.duplicate.evaluate`, as
 
 from __future__ import annotations
 
-import json
-import platform
-import random
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-import sb3_contrib
-import stable_baselines3
-import torch
-import yaml
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import SubprocVecEnv
-from threadpoolctl import threadpool_limits
-
-from agents.checkpoint import run_checkpoints
-from tonk_env.engine import action_table, make_rules
-from tonk_env.errors import yaml_message
-from tonk_env.obs import OBS_VERSION, obs_layout
-
-from .callbacks import TonkCallback, append_jsonl, read_best_score, read_pool
-from .checkpoint import RunCheckpoint, init_from_checkpoint, read_run_checkpoint, restore_checkpoint
-from .config import TrainConfig, config_from_dict, merge
-from .core_vec import make_core_vec_env
+from .config import TrainConfig
 from .evaluation import Evaluator, require_evaluator
-from .oracle import OracleCriticPolicy, PrivilegedObs, oracle_policy_kwargs
-from .policy import TonkMaskablePolicy
-from .pool import OpponentPool, PoolWrapper
-from .pretrain import pretrain
-from .rllib_setup import require_rllib
-from .rundir import make_run_dir
-from .runstate import read_state, rewind_run
-from .shaping import CountShaping
-from .vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv
+from .rllib.setup_ray import require_rllib
+from .run_folder import read_run_config
+from .sb3.trainer import resume_sb3, train_sb3
 
-
-def seed_everything(seed: int) -> None:
-    """One seed for python, numpy and torch."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def make_env_fn(cfg: TrainConfig, index: int) -> Callable[[], gym.Env]:
-    """A picklable factory of one training env (for Dummy/SubprocVecEnv)."""
-    return _EnvFactory(cfg.to_dict(), index)
-
-
-class _EnvFactory:
-    """Builds training env number ``index`` of a config (given as a dict, so that it pickles)."""
-
-    def __init__(self, cfg_dict: dict[str, Any], index: int) -> None:
-        self.cfg_dict = cfg_dict
-        self.index = index
-
-    def __call__(self) -> Monitor:
-        cfg = config_from_dict(self.cfg_dict)
-        pool = OpponentPool(cfg.pool, seed=cfg.seed * 1000 + self.index)
-        env = BatchableSingleAgentEnv(
-            num_players=cfg.players,
-            rules=make_rules(cfg.rules, **cfg.rule_options),
-            opponent_sampler=pool.sample,
-            learner_seat="random",
-            reward_scale=cfg.reward_scale,
-        )
-        wrapped: gym.Env = PoolWrapper(env, pool)
-        if cfg.shaping_coef:
-            wrapped = CountShaping(wrapped, cfg.players, cfg.shaping_coef, cfg.ppo.gamma)
-        if cfg.net.critic == "oracle":
-            wrapped = PrivilegedObs(wrapped)
-        return Monitor(wrapped, info_keywords=("result_kind",))
-
-
-def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path | None = None) -> Any:
-    """A fresh MaskablePPO for ``cfg`` (logging to ``run_dir/tb`` when given)."""
-    lr: Any = cfg.ppo.learning_rate
-    if cfg.ppo.learning_rate_end is not None:
-        start, end = cfg.ppo.learning_rate, cfg.ppo.learning_rate_end
-        lr = _LinearSchedule(start, end)
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.net.activation]
-    policy: Any = TonkMaskablePolicy
-    policy_kwargs: dict[str, Any] = {
-        "net_arch": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
-        "activation_fn": act,
-    }
-    if cfg.net.critic == "oracle":
-        policy = OracleCriticPolicy
-        policy_kwargs.update(oracle_policy_kwargs(cfg.players))
-    return MaskablePPO(
-        policy,
-        vec_env,
-        learning_rate=lr,
-        n_steps=cfg.ppo.n_steps,
-        batch_size=cfg.ppo.batch_size,
-        n_epochs=cfg.ppo.n_epochs,
-        gamma=cfg.ppo.gamma,
-        gae_lambda=cfg.ppo.gae_lambda,
-        clip_range=cfg.ppo.clip_range,
-        ent_coef=cfg.ppo.ent_coef,
-        vf_coef=cfg.ppo.vf_coef,
-        max_grad_norm=cfg.ppo.max_grad_norm,
-        target_kl=cfg.ppo.target_kl,
-        policy_kwargs=policy_kwargs,
-        tensorboard_log=None if run_dir is None else str(run_dir / "tb"),
-        seed=cfg.seed,
-        device=cfg.device,
-        verbose=0,
-    )
-
-
-class _LinearSchedule:
-    """Picklable linear schedule from ``start`` (progress 1) to ``end`` (progress 0)."""
-
-    def __init__(self, start: float, end: float) -> None:
-        self.start, self.end = start, end
-
-    def __call__(self, progress_remaining: float) -> float:
-        return self.end + (self.start - self.end) * progress_remaining
-
-
-def _make_vec_env(cfg: TrainConfig) -> Any:
-    if cfg.vec_env == "core":
-        core = make_core_vec_env(cfg)
-        core.seed(cfg.seed)
-        return core
-    fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
-    vec = (
-        SubprocVecEnv(fns, start_method="spawn") if cfg.vec_env == "subproc" else BatchedOpponentsVecEnv(fns)
-    )
-    vec.seed(cfg.seed)
-    return vec
-
-
-def _write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
-    rules = make_rules(cfg.rules, **cfg.rule_options)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    info = {
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": cfg.players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(cfg.players).size,
-        "num_actions": action_table(rules.ace_high).size,
-        "versions": {
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-            "numpy": np.__version__,
-        },
-        # torch's kernels for this CPU (AVX512, AVX2, ...): the agent depends on it (README, Reproducibility)
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-    }
-    (run_dir / "run.json").write_text(json.dumps(info, indent=1))
+__all__ = ["resume", "train"]
 
 
 def train(
@@ -195,18 +37,16 @@ def train(
 ) -> Path:
     """Train from scratch into a new run folder, scoring with ``evaluate``; returns the folder.
 
-    ``backend: rllib`` trains with RLlib instead (:mod:`train.rllib_backend`).
-
     The folder is made once the model is built and warm-started, so a bad
     ``init_from`` checkpoint is a ``ValueError`` that leaves no folder behind.
     """
     require_evaluator(cfg, evaluate)
     if cfg.backend == "rllib":  # imported here: Ray's RLlib is an optional extra
         require_rllib()  # before the modules that import RLlib
-        from .rllib_run import train_rllib
+        from .rllib.run import train_rllib
 
         return train_rllib(cfg, run_dir, progress=progress, evaluate=evaluate)
-    return _fit(cfg, run_dir, resume_from=None, progress=progress, evaluate=evaluate)
+    return train_sb3(cfg, run_dir, progress=progress, evaluate=evaluate)
 
 
 def resume(
@@ -218,174 +58,22 @@ def resume(
 ) -> Path:
     """Continue a run from its newest readable checkpoint (same steps, optimizer state, pool).
 
-    Nothing is unpickled (:func:`train.checkpoint.read_run_checkpoint`). A
-    finished run, a broken ``config.yaml`` or ``best.json``, or a run without
-    a readable checkpoint is a ``ValueError`` before anything is written;
-    unreadable newer checkpoints are skipped and named through ``log``
-    (stderr by default).
+    Nothing is unpickled. A finished run, a broken ``config.yaml`` or
+    ``best.json``, or a run without a readable checkpoint is a ``ValueError``
+    before anything is written; unreadable newer checkpoints are skipped and
+    named through ``log`` (stderr by default).
     """
     run_dir = Path(run_dir)
     say = log or _stderr
-    cfg = _run_config(run_dir, overrides)
+    cfg = read_run_config(run_dir, overrides)
     require_evaluator(cfg, evaluate)
     if cfg.backend == "rllib":
         require_rllib()
-        from .rllib_run import resume_rllib
+        from .rllib.run import resume_rllib
 
         return resume_rllib(cfg, run_dir, progress=progress, evaluate=evaluate, log=say)
-    read_best_score(run_dir)  # a broken best.json is refused now, not after the first rollout
-    ckpt = _resumable_checkpoint(run_dir, say)
-    step = ckpt.step
-    if step >= cfg.total_steps:
-        raise ValueError(
-            f"{run_dir}: the run is finished (step {step:,} of total_steps {cfg.total_steps:,}); to train "
-            f"further, raise the total: tonk train --resume {run_dir} total_steps={2 * max(step, 1)}"
-        )
-    folder = ckpt.path.with_suffix("")
-    state = read_state(folder)
-    if state is None:
-        say(
-            f"{ckpt.path.name} has no {folder.name}/train_state.json (an older Tonk RL): the run resumes, "
-            "but not exactly as it would have gone on"
-        )
-    return _fit(cfg, run_dir, resume_from=ckpt, progress=progress, evaluate=evaluate, resume_state=state)
+    return resume_sb3(cfg, run_dir, progress=progress, evaluate=evaluate, log=say)
 
 
 def _stderr(text: str) -> None:
     print(f"tonk train: {text}", file=sys.stderr, flush=True)
-
-
-def _run_config(run_dir: Path, overrides: dict[str, Any] | None) -> TrainConfig:
-    """The config of a run folder (with overrides), or ``ValueError`` naming the file and the problem."""
-    cfg_path = run_dir / "config.yaml"
-    if not cfg_path.is_file():
-        raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
-    try:
-        with cfg_path.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
-            data = yaml.safe_load(f)
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"{cfg_path}: not valid YAML: {yaml_message(e)}") from None
-    except RecursionError:
-        raise ValueError(f"{cfg_path}: not valid YAML: nested too deeply") from None
-    except OSError as e:
-        raise ValueError(f"{cfg_path}: cannot be read: {e.strerror or e}") from None
-    if not isinstance(data, dict) or not data:
-        raise ValueError(
-            f"{cfg_path}: expected the run's options (key: value lines), got {type(data).__name__} "
-            f"{str(data)[:60]!r}; it is not the config this run was trained with"
-        )
-    if overrides:
-        data = merge(data, overrides)
-    try:
-        return config_from_dict(data)
-    except ValueError as e:
-        raise ValueError(f"{cfg_path}: {e}") from None
-
-
-def _resumable_checkpoint(run_dir: Path, say: Callable[[str], None]) -> RunCheckpoint:
-    """The newest checkpoint that reads back whole, with its pool; the skipped ones are named."""
-    found = run_checkpoints(run_dir)
-    if not found:
-        raise ValueError(f"{run_dir}: no checkpoints/step_*.zip to resume from")
-    for step, path in found:
-        try:
-            ckpt = read_run_checkpoint(path)
-            if ckpt.step != step:
-                raise ValueError(f"{path}: it holds step {ckpt.step}, its name says {step}")
-            read_pool(path.with_suffix(""))
-            read_state(path.with_suffix(""))
-        except ValueError as e:
-            say(f"skipped {path.name} ({e}); trying an older checkpoint")
-            continue
-        return ckpt
-    raise ValueError(f"{run_dir}: none of its {len(found)} checkpoint(s) can be read; nothing to resume from")
-
-
-def _fit(
-    cfg: TrainConfig,
-    run_dir: Path | None,
-    resume_from: RunCheckpoint | None,
-    progress: bool,
-    evaluate: Evaluator | None,
-    resume_state: dict[str, Any] | None = None,
-) -> Path:
-    # numpy's BLAS evaluates the frozen opponents' batches (train/vec.py). Left at
-    # its default it starts a thread per core whose spin-waiting takes the cores
-    # from torch's threads, and on 2 cores the whole run slows down (docs/RESULTS.md).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _fit_run(cfg, run_dir, resume_from, progress, evaluate, resume_state)
-
-
-def _fit_run(
-    cfg: TrainConfig,
-    run_dir: Path | None,
-    resume_from: RunCheckpoint | None,
-    progress: bool,
-    evaluate: Evaluator | None,
-    resume_state: dict[str, Any] | None = None,
-) -> Path:
-    torch.set_num_threads(cfg.torch_threads)
-    seed_everything(cfg.seed)
-    vec = _make_vec_env(cfg)
-    try:
-        model = build_model(cfg, vec, run_dir)
-        if resume_from is None:
-            run_dir = _start_run(cfg, model, run_dir, progress)
-        else:
-            assert run_dir is not None  # resume() passes its folder
-            restore_checkpoint(model, resume_from)
-            # only now that the checkpoint fits: metrics.jsonl and best.* back to the checkpoint's moment
-            rewind_run(run_dir, resume_from.step, resume_from.path.with_suffix(""))
-        cb = TonkCallback(
-            cfg,
-            run_dir,
-            resume_from=None if resume_from is None else resume_from.path,
-            progress=progress,
-            evaluate=evaluate,
-            resume_state=resume_state,
-        )
-        remaining = cfg.total_steps - model.num_timesteps
-
-        def handler(signum: int, frame: Any) -> None:
-            cb.request_stop(signal.Signals(signum).name)
-
-        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            if remaining > 0:
-                model.learn(
-                    total_timesteps=remaining,
-                    callback=cb,
-                    reset_num_timesteps=False,
-                    tb_log_name="ppo",
-                    progress_bar=False,
-                )
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-        cb.finish(model)
-    finally:
-        vec.close()
-    return run_dir
-
-
-def _start_run(cfg: TrainConfig, model: Any, run_dir: Path | None, progress: bool) -> Path:
-    """Warm-start a fresh model (``init_from`` is loaded before the run folder exists), make the folder."""
-    src = None
-    if cfg.init_from:
-        src = init_from_checkpoint(
-            model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
-        )
-    run_dir = run_dir or make_run_dir(cfg)
-    _write_run_files(cfg, run_dir)
-    model.tensorboard_log = str(run_dir / "tb")
-    if src is not None:
-        append_jsonl(run_dir / "metrics.jsonl", {"type": "init_from", "step": 0, "checkpoint": str(src)})
-    if cfg.pretrain.teacher:
-        stats = pretrain(model, cfg, run_dir, progress=progress)
-        append_jsonl(run_dir / "metrics.jsonl", {"type": "pretrain", "step": 0, **_flat(stats)})
-    return run_dir
-
-
-def _flat(stats: dict[str, Any]) -> dict[str, Any]:
-    """The scalar entries of the pretraining stats (for metrics.jsonl)."""
-    return {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}

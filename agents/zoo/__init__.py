@@ -143,7 +143,8 @@ def load_zoo_agent(
     det = parse_bool_param(deterministic, "deterministic", f"zoo:{name}")
     policy = MLPPolicy.load_npz(path, deterministic=det, seed=seed, name=f"zoo:{name}")
     check_fit(card, policy.meta, f"zoo:{name}")
-    # Copies of one zoo file hold equal weights: a vectorised training env may batch them (train.vec).
+    # Copies of one zoo file hold equal weights: a vectorised training env may batch them
+    # (train.sb3.dummy_vec).
     policy.batch_key = ("zoo", digest)
     return policy
 

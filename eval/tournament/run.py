@@ -229,6 +229,22 @@ def _plan_line(
     )
 
 
+def _pending(
+    results_path: Path, tasks: list[dict[str, Any]], stop_after: int | None, log: Callable[[str], None]
+) -> tuple[dict[str, dict[str, Any]], int, list[dict[str, Any]]]:
+    """Results already played (a torn last line repaired), their bad-line count, and the tasks to play."""
+    cut = repair_results(results_path)
+    if cut:
+        log(f"{results_path}: cut a torn last line ({cut} bytes) left by an interrupted run")
+    done, bad = read_results(results_path, warn=log)
+    pending = [t for t in tasks if t["key"] not in done]
+    # the slowest matches first, so that no long match starts last (the order changes no result)
+    pending.sort(key=lambda t: -match_cost(t))
+    if stop_after is not None:
+        pending = pending[:stop_after]
+    return done, bad, pending
+
+
 def run_tournament(
     cfg: TournamentConfig,
     out: str | Path | None = None,
@@ -262,16 +278,8 @@ def run_tournament(
         )
         tasks = _tasks(tables, cfg, rules, fld)
         results_path = folder / RESULTS
-        cut = repair_results(results_path)
-        if cut:
-            log(f"{results_path}: cut a torn last line ({cut} bytes) left by an interrupted run")
-        done, bad = read_results(results_path, warn=log)
-        pending = [t for t in tasks if t["key"] not in done]
-        reused = len(tasks) - len(pending)
-        # the slowest matches first, so that no long match starts last (the order changes no result)
-        pending.sort(key=lambda t: -match_cost(t))
-        if stop_after is not None:
-            pending = pending[:stop_after]
+        done, bad, pending = _pending(results_path, tasks, stop_after, log)
+        reused = sum(t["key"] in done for t in tasks)
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         state = _saved_state(cfg, rules, fld, tables, saved, now)
         write_json_atomic(folder / SAVED, state)

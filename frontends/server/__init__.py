@@ -49,10 +49,14 @@ The package, from the wire in:
 - :mod:`.work`: the agents' worker threads, a bounded queue shared client by
   client, and the stop of a request's work;
 - :mod:`.play`: the desk: the games' tables and agents, and what a request
-  that makes agents work does; :mod:`.child`: the desk in a process of its
-  own (what ``tonk serve`` runs), so the searches never hold up the server;
+  that makes agents work does (the person's move and the score are the
+  :class:`~frontends.table.Table`'s, as in the terminal game); :mod:`.child`:
+  the desk in a process of its own (what ``tonk serve`` runs), so the
+  searches never hold up the server;
 - :mod:`.lobby`: the live games, each client's share, eviction, the agent
   allow-list;
+- :mod:`.errors`: what the lobby and the desk refuse, in the games' words;
+  the routes give each refusal its HTTP status;
 - :mod:`.limits`: every bound, a flag of ``tonk serve`` each.
 
 Agents loaded from files (path kinds such as ``ppo:PATH``, ``npz:PATH``,
@@ -67,6 +71,7 @@ from __future__ import annotations
 
 from .app import create_app
 from .child import ChildDesk
+from .errors import AgentFailed, BadRequest, NoSuchGame, NotAllowed, NotNow
 from .limits import MAX_SEED, MAX_TEXT, Limits, clip
 from .lobby import FRESH_SECONDS, Game, Lobby
 from .middleware import BodyGuard, HostGuard, Methods
@@ -80,7 +85,9 @@ __all__ = [
     "MAX_SEED",
     "MAX_TEXT",
     "ActionIn",
+    "AgentFailed",
     "AgentQuery",
+    "BadRequest",
     "BodyGuard",
     "Busy",
     "ChildDesk",
@@ -91,6 +98,9 @@ __all__ = [
     "Lobby",
     "Methods",
     "NewGame",
+    "NoSuchGame",
+    "NotAllowed",
+    "NotNow",
     "TableGame",
     "Work",
     "WorkQueue",

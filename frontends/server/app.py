@@ -19,7 +19,14 @@ from .limits import MAX_TEXT, Limits, clip
 from .lobby import Lobby
 from .middleware import BodyGuard, HostGuard, Methods
 from .play import Desk, DeskLike
-from .routes import add_agent_route, add_catalog_routes, add_game_routes, add_page_route, add_replay_route
+from .routes import (
+    add_agent_route,
+    add_catalog_routes,
+    add_game_routes,
+    add_page_route,
+    add_refusal_answers,
+    add_replay_route,
+)
 from .work import WorkQueue
 
 DESCRIPTION = (
@@ -108,6 +115,7 @@ def create_app(
         app.add_middleware(HostGuard, allowed=list(allowed_hosts))
     app.exception_handler(RequestValidationError)(_invalid_request)
     app.exception_handler(DecisionTimeout)(_timed_out)
+    add_refusal_answers(app)
     add_page_route(app.router)
     add_catalog_routes(app.router, lobby)
     add_game_routes(app.router, lobby, queue, desk)

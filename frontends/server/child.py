@@ -33,6 +33,7 @@ from agents.registry import make_agent
 from tonk_env.agent import DecisionTimeout
 from tonk_env.odds import above_table
 
+from .errors import REFUSALS
 from .play import Desk
 from .work import Work
 
@@ -60,8 +61,8 @@ def _serve_desk(conn: Connection, workers: int, warm: list[str]) -> None:
     def run(job: int, cmd: dict[str, Any], work: Work) -> None:
         try:
             answer: dict[str, Any] = {"job": job, "ok": desk.run(cmd, work)}
-        except HTTPException as e:
-            answer = {"job": job, "error": [e.status_code, str(e.detail)]}
+        except tuple(REFUSALS.values()) as e:  # a refusal goes back by name, its words unchanged
+            answer = {"job": job, "refused": [type(e).__name__, str(e)]}
         except DecisionTimeout as e:
             answer = {"job": job, "timeout": str(e)}
         except Exception as e:  # a bug: the request gets a 500 naming it, the desk goes on
@@ -152,6 +153,9 @@ class ChildDesk:
             return dict(msg["ok"])
         if "timeout" in msg:
             raise DecisionTimeout(msg["timeout"])
+        if "refused" in msg:
+            name, detail = msg["refused"]
+            raise REFUSALS[name](detail)
         if "error" in msg:
             status, detail = msg["error"]
             raise HTTPException(status, detail)

@@ -34,6 +34,7 @@ from agents.peek import refuse_peek
 from agents.registry import AgentEntry, KindEntry, lookup, make_agent, resolve_params
 from agents.zoo import NAME as PLAIN_NAME
 
+from .errors import BadRequest, NoSuchGame, NotAllowed
 from .limits import Limits, clip
 
 DEFAULT_AGENTS = ("heuristic:expert", "heuristic:greedy", "heuristic:fast", "random", "search:ismcts")
@@ -113,35 +114,33 @@ class Lobby:
         self.closing = threading.Event()
 
     def check_agent(self, spec: str) -> str:
-        """Raise 400 for an unknown or malformed spec, 403 for a file not on the allow-list."""
+        """:class:`BadRequest` for an unknown or malformed spec, :class:`NotAllowed` for a file not on the
+        allow-list."""
         try:
             sp, entry, values = resolve_params(spec)
             refuse_peek([spec], "the server")
         except ValueError as e:
-            raise HTTPException(400, clip(str(e), 300)) from None
+            raise BadRequest(clip(str(e), 300)) from None
         if isinstance(entry, AgentEntry):
             for p in entry.params:
                 if p.agent_spec and values.get(p.name):
                     self.check_agent(str(values[p.name]))  # a nested spec obeys the same rules
                 if p.file_ref and values.get(p.name) and not PLAIN_NAME.fullmatch(str(values[p.name])):
-                    raise HTTPException(
-                        403,
+                    raise NotAllowed(
                         f"agent {entry.key}: {p.name}={clip(str(values[p.name]))!r} names a file; "
                         "this server accepts only the names of shipped files there",
                     )
             for (key, name), cap in self.limits.caps().items():
                 param = entry.param(name)
                 if entry.key == key and param is not None and values.get(name, param.default) > cap:
-                    raise HTTPException(
-                        400,
+                    raise BadRequest(
                         f"agent {entry.key}: {name}={values.get(name, param.default)} is above this server's "
                         f"cap {cap} (tonk serve --max-budget/--max-samples/--max-candidates)",
                     )
         if isinstance(entry, KindEntry):
             if (sp.kind, Path(sp.name or "").resolve()) not in self.allowed_paths:
                 allowed = ", ".join(f"{k}:{p}" for k, p in sorted(self.allowed_paths)) or "none"
-                raise HTTPException(
-                    403,
+                raise NotAllowed(
                     f"agent {clip(spec)!r} loads a file: only the paths the server was started with "
                     f"(tonk serve --agents KIND:PATH) are allowed; allowed: {allowed}",
                 )
@@ -159,13 +158,12 @@ class Lobby:
             self.on_drop(gid)
 
     def get(self, gid: str) -> Game:
-        """The live game ``gid`` (404 if unknown or expired)."""
+        """The live game ``gid`` (:class:`NoSuchGame` if unknown or expired)."""
         self.purge()
         with self.lock:
             game = self.games.get(gid)
         if game is None:
-            raise HTTPException(
-                404,
+            raise NoSuchGame(
                 f"no live game {clip(gid)!r} (unknown, deleted, evicted, or idle for over "
                 f"{self.idle_timeout:g} s)",
             )
@@ -173,7 +171,7 @@ class Lobby:
         return game
 
     def remove(self, gid: str) -> None:
-        """End game ``gid`` (404 if unknown)."""
+        """End game ``gid`` (:class:`NoSuchGame` if unknown)."""
         self.get(gid)
         with self.lock:
             self.games.pop(gid, None)

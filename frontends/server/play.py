@@ -9,7 +9,11 @@ copy and commits it only when every agent has answered, so a refused or
 stopped request changes nothing. A command's answer is plain data (the
 person's view, the finished hand's record), so a desk may live in the
 server's process (tests) or in a process of its own (:mod:`.child`, what
-``tonk serve`` does) and be driven the same way.
+``tonk serve`` does) and be driven the same way. The table plays the
+person's move and scores the hand (:meth:`~frontends.table.Table.play_person`,
+:meth:`~frontends.table.Table.advance`), as in the terminal game. A refused
+command raises one of the refusals of :mod:`.errors`; the routes give it its
+HTTP status.
 """
 
 from __future__ import annotations
@@ -19,8 +23,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-from fastapi import HTTPException
 
 from agents.registry import make_agent
 from tonk_env.agent import DecisionTimeout
@@ -37,7 +39,8 @@ from tonk_env.engine import (
 )
 from tonk_env.play import decide, start_hand
 
-from ..table import Move, Table, describe_result, move_text
+from ..table import Move, NotNow, ScoreError, Table, describe_result
+from .errors import AgentFailed, BadRequest, NoSuchGame
 from .limits import MAX_TEXT, clip
 from .models import AgentQuery, NewGame
 from .work import Work
@@ -47,49 +50,50 @@ CACHED_SPECS = 16
 
 
 def parse_action(s: GameState, action: str | int, max_text: int = MAX_TEXT) -> int:
-    """The legal action id ``action`` names in ``s`` (400 if unknown, too long or not legal now)."""
+    """The legal action id ``action`` names in ``s`` (:class:`BadRequest` if unknown, too long or illegal)."""
     if isinstance(action, str):
         if len(action) > max_text:
-            raise HTTPException(400, f"action string of {len(action)} characters; at most {max_text}")
+            raise BadRequest(f"action string of {len(action)} characters; at most {max_text}")
         try:
             return action_from_string(s, action)
         except IllegalActionError as e:
-            raise HTTPException(400, str(e)) from None
+            raise BadRequest(str(e)) from None
     legal = s.legal_actions()
     if action not in legal:
         names = ", ".join(s.table.name(a) for a in legal)
         what = (
             s.table.name(action) if 0 <= action < s.table.size else f"id {clip(str(action))} (out of range)"
         )
-        raise HTTPException(400, f"action {what} is not legal now; legal actions: {names}")
+        raise BadRequest(f"action {what} is not legal now; legal actions: {names}")
     return action
 
 
 def new_rules(body: NewGame) -> TonkRules:
-    """The rules of a new game, checked for its player count and seat (400 if bad)."""
+    """The rules of a new game, checked for its player count and seat (:class:`BadRequest` if bad)."""
     try:
         rules = make_rules(body.rules, **body.options)
         rules.check_players(body.players)
     except (ValueError, TypeError, OverflowError) as e:
-        raise HTTPException(400, clip(str(e), 300)) from None
+        raise BadRequest(clip(str(e), 300)) from None
     if body.seat >= body.players:
-        raise HTTPException(400, f"seat must be 0..{body.players - 1} for {body.players} players")
+        raise BadRequest(f"seat must be 0..{body.players - 1} for {body.players} players")
     return rules
 
 
 def query_position(body: AgentQuery | dict[str, Any], seat: int | None = None) -> GameState:
-    """The position a query's record reaches, checked to have ``seat`` to act (400/409 if not)."""
+    """The position a query's record reaches, checked to have ``seat`` to act (:class:`BadRequest`,
+    :class:`NotNow` if not)."""
     record = body.record if isinstance(body, AgentQuery) else body
     seat = body.seat if isinstance(body, AgentQuery) else seat
     try:
         s = replay(record, check=False)
     except (ValueError, KeyError, TypeError, OverflowError) as e:
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        raise HTTPException(400, f"cannot replay the record: {clip(what, 300)}") from None
+        raise BadRequest(f"cannot replay the record: {clip(what, 300)}") from None
     if s.phase == OVER:
-        raise HTTPException(409, "the hand in the record is over: no move to choose")
+        raise NotNow("the hand in the record is over: no move to choose")
     if seat is not None and seat != s.cur:
-        raise HTTPException(409, f"seat {seat} is not to act: seat {s.cur} is")
+        raise NotNow(f"seat {seat} is not to act: seat {s.cur} is")
     return s
 
 
@@ -126,13 +130,13 @@ class TableGame:
         return {"out": out, "record": to_record(s) if s.phase == OVER else None}
 
 
-def _score_if_over(table: Table, s: GameState) -> None:
-    """Add the hand's payoffs to the table's score once it is over (400 if the rules' payouts overflow)."""
-    if s.phase == OVER:
-        try:
-            table.score(s)
-        except (ValueError, OverflowError) as e:
-            raise HTTPException(400, f"cannot score the hand: {clip(str(e), 300)}") from None
+def _advance(table: Table, s: GameState, work: Work) -> list[Move]:
+    """The table's agents play on ``s`` within ``work`` (:class:`BadRequest` if the hand cannot be scored)."""
+    try:
+        with work.using(table.agents.values()):
+            return table.advance(s, seconds=work.seconds_left())
+    except ScoreError as e:
+        raise BadRequest(clip(str(e), 330)) from None
 
 
 class DeskLike(Protocol):
@@ -171,7 +175,7 @@ class Desk:
         with self.lock:
             game = self.games.get(cmd["gid"])
         if game is None:
-            raise HTTPException(404, f"no live game {clip(cmd['gid'])!r} (it was deleted or evicted)")
+            raise NoSuchGame(f"no live game {clip(cmd['gid'])!r} (it was deleted or evicted)")
         with game.lock:
             if op == "move":
                 self.move(game, cmd["action"], cmd["seat"], work)
@@ -204,11 +208,9 @@ class Desk:
         try:
             table = Table(rules, players, [seat], specs, seed=seed)
             s = table.deal()
-            with work.using(table.agents.values()):
-                moves = table.run_agents(s, seconds=work.seconds_left())
+            moves = _advance(table, s, work)
         except (ValueError, OverflowError) as e:
-            raise HTTPException(400, clip(str(e), 300)) from None
-        _score_if_over(table, s)
+            raise BadRequest(clip(str(e), 300)) from None
         game = TableGame(gid, table, seat, s, list(moves), list(moves))
         with self.lock:
             if gid in self._dropped:  # the request gave up meanwhile
@@ -218,40 +220,36 @@ class Desk:
         return game.answer()
 
     def move(self, game: TableGame, action: str | int, seat: int | None, work: Work) -> None:
-        """Play the person's move in ``game``, then the agents' answers (409 if it is not theirs to play)."""
+        """Play the person's move in ``game``, then the agents' answers (:class:`NotNow` if it is not theirs
+        to play)."""
         if seat is not None and seat != game.seat:
-            raise HTTPException(409, f"this game's person plays seat {game.seat}, not seat {seat}")
-        s = game.state
-        if s.phase == OVER:
-            raise HTTPException(409, "the hand is over; POST .../next deals the next one")
-        if s.cur != game.seat:
-            raise HTTPException(409, f"not your turn: seat {s.cur} is to act")
-        s = s.copy()
-        a = parse_action(s, action)
-        mine = Move(game.seat, a, move_text(s, a))
-        s.play(a)
-        with work.using(game.table.agents.values()):
-            moves = game.table.run_agents(s, seconds=work.seconds_left())
-        _score_if_over(game.table, s)
+            raise NotNow(f"this game's person plays seat {game.seat}, not seat {seat}")
+        if game.state.phase == OVER:
+            raise NotNow("the hand is over; POST .../next deals the next one")
+        game.table.check_turn(game.state, game.seat)
+        s = game.state.copy()
+        try:
+            mine = game.table.play_person(s, game.seat, parse_action(s, action))
+        except ScoreError as e:
+            raise BadRequest(clip(str(e), 330)) from None
+        moves = _advance(game.table, s, work)
         game.state = s
         game.log += [mine, *moves]
         game.last_moves = moves
 
     def deal_next(self, game: TableGame, work: Work) -> None:
-        """Deal the next hand of ``game`` and let the agents play (409 while the hand runs)."""
+        """Deal the next hand of ``game`` and let the agents play (:class:`NotNow` while the hand runs)."""
         if game.state.phase != OVER:
-            raise HTTPException(409, "the hand is not over yet")
+            raise NotNow("the hand is not over yet")
         table = game.table
         before = table.rng.getstate(), table.hands_dealt
         s = table.deal()
         try:
-            with work.using(table.agents.values()):
-                moves = table.run_agents(s, seconds=work.seconds_left())
+            moves = _advance(table, s, work)
         except DecisionTimeout:
             table.rng.setstate(before[0])  # undo the deal: the next request deals this hand again
             table.hands_dealt = before[1]
             raise
-        _score_if_over(game.table, s)
         game.state, game.log, game.last_moves = s, list(moves), list(moves)
 
     def ask(self, spec: str, s: GameState, seed: int | None, work: Work) -> int:
@@ -275,9 +273,9 @@ class Desk:
                 deadline = work.deadline if work.deadline < math.inf else None
                 return decide(agent, s, lambda _: f"agent {spec}", deadline)
         except IllegalActionError as e:
-            raise HTTPException(500, str(e)) from None
+            raise AgentFailed(str(e)) from None
         except ValueError as e:
-            raise HTTPException(400, clip(str(e), 300)) from None
+            raise BadRequest(clip(str(e), 300)) from None
         finally:
             if agent is not None:
                 with self.lock:

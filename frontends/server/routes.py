@@ -6,7 +6,9 @@ request published. The others check what they can at once (4xx), then hand
 the agents' work to the :class:`~.work.WorkQueue` and watch it
 (:func:`run_work`): until its deadline (``max_seconds`` from the request's
 arrival, less :data:`ANSWER_SECONDS` to answer in time), its client's
-presence and the server's shutdown.
+presence and the server's shutdown. The lobby and the desk refuse in the
+games' words (:mod:`.errors`); :data:`STATUS` gives each refusal its HTTP
+status (:func:`add_refusal_answers`).
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from agents.registry import describe_agents
 from tonk_env.agent import DecisionTimeout
 from tonk_env.engine import OPTION_NAMES, PRESETS, TonkRules
 
 from ..replay import replay_frames
+from .errors import AgentFailed, BadRequest, NoSuchGame, NotAllowed, NotNow
 from .limits import clip
 from .lobby import Game, Lobby, Refused
 from .models import ActionIn, AgentQuery, NewGame, ReplayQuery, responses
@@ -41,6 +44,26 @@ ANSWER_SECONDS = 0.5
 SHUTTING_DOWN = "the server is shutting down"
 CLIENT_GONE = "the client went away"
 T = TypeVar("T")
+
+#: The HTTP status of each refusal of the lobby and the desk.
+STATUS: dict[type[Exception], int] = {
+    BadRequest: 400,
+    NotAllowed: 403,
+    NoSuchGame: 404,
+    NotNow: 409,
+    AgentFailed: 500,
+}
+
+
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """A refusal's HTTP answer: its status and its words as the one-line ``detail``."""
+    return JSONResponse({"detail": str(exc)}, status_code=STATUS[type(exc)])
+
+
+def add_refusal_answers(app: FastAPI) -> None:
+    """Answer each refusal of :mod:`.errors` with its status from :data:`STATUS`."""
+    for cls in STATUS:
+        app.exception_handler(cls)(_refused)
 
 
 def client_of(request: Request) -> str:

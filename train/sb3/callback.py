@@ -3,11 +3,11 @@
 The evaluation that picks ``best.zip`` is injected: :class:`TonkCallback`
 receives an ``evaluate`` callable shaped like :func:`eval.duplicate.evaluate`
 (:class:`~train.evaluation.Evaluator`), since training does not import ``eval``.
+The run folder's files are written by :mod:`train.run_folder`, as the RLlib backend's.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections import Counter
@@ -19,18 +19,21 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from agents.mlp import MLPPolicy, layers_from_state_dict
+from agents.mlp import layers_from_state_dict
+from tonk_env.engine.state import RESULT_KINDS
 
-from .checkpoint import save_run_checkpoint
-from .config import TrainConfig
-from .evaluation import Evaluator, evaluate_layers, require_evaluator
-from .plots import plot_learning_curve
+from ..config import TrainConfig
+from ..evaluation import Evaluator, evaluate_layers, require_evaluator
+from ..plots import plot_learning_curve
+from ..pool import Layers
+from ..run_folder import log_event, read_best_score, read_pool, write_best, write_pool, write_summary
 from .runstate import capture_state, redeal, restore_state, write_state
+from .zip_checkpoint import save_run_checkpoint
 
-RESULT_KINDS = ("instant_win", "void", "tonk_out", "run_out", "drop_won", "caught", "stock_out")
+__all__ = ["TonkCallback", "policy_layers"]
 
 
-def policy_layers(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+def policy_layers(model: Any) -> Layers:
     """The learner's policy network as numpy layers (copies: later updates leave them as they are)."""
     # layers_from_state_dict returns views of the torch tensors, which the next PPO update changes in
     # place; the pool's saved latest and snapshots must be the weights of the moment they were taken
@@ -62,9 +65,8 @@ class TonkCallback(BaseCallback):
         self.resume_state = resume_state
         self.progress = progress
         self.stop_reason: str | None = None
-        self.metrics_path = run_dir / "metrics.jsonl"
-        self.snapshots: list[tuple[int, list[tuple[np.ndarray, np.ndarray]]]] = []
-        self.latest: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self.snapshots: list[tuple[int, Layers]] = []
+        self.latest: Layers | None = None
         self.kinds: Counter[str] = Counter()
         self.stakes: list[float] = []
         self.best_score = -np.inf
@@ -180,7 +182,7 @@ class TonkCallback(BaseCallback):
         step = self.num_timesteps
         if step >= self.next_ckpt and step != self.last_ckpt_step:
             # at a rollout boundary, after the update: what a resume needs is the weights and the random
-            # streams, and every env starts a new hand from the saved streams (train/runstate.py)
+            # streams, and every env starts a new hand from the saved streams (train/sb3/runstate.py)
             self.checkpoint()
             redeal(self.model, self.training_env)
             self.next_ckpt = _next_multiple(step, self.cfg.checkpoint_every)
@@ -225,17 +227,6 @@ class TonkCallback(BaseCallback):
             "update_pool", latest=latest, snapshot=snapshot, activation=self.cfg.net.activation, step=step
         )
 
-    def _save_pool(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        act = self.cfg.net.activation
-        if self.latest is not None:
-            MLPPolicy(self.latest, activation=act).save_npz(folder / "latest.npz")
-        for step, layers in self.snapshots:
-            MLPPolicy(layers, activation=act).save_npz(folder / f"snapshot_{step}.npz")
-        (folder / "pool.json").write_text(
-            json.dumps({"latest": self.latest is not None, "snapshots": [s for s, _ in self.snapshots]})
-        )
-
     def _load_pool(self, folder: Path) -> None:
         self.latest, snapshots = read_pool(folder)
         if self.latest is not None:
@@ -249,7 +240,7 @@ class TonkCallback(BaseCallback):
         """Save ``checkpoints/step_<N>.zip``, and beside it the pool and the random state (written first)."""
         step = int(self.num_timesteps)
         folder = self.run_dir / "checkpoints" / f"step_{step}"
-        self._save_pool(folder)
+        write_pool(folder, self.latest, self.snapshots, self.cfg.net.activation)
         write_state(folder, capture_state(self.training_env), self.run_dir)
         path = save_run_checkpoint(self.cfg, self.model, self.run_dir)
         self.last_ckpt_step = self.num_timesteps
@@ -278,9 +269,7 @@ class TonkCallback(BaseCallback):
         if score > self.best_score:
             self.best_score = score
             save_run_checkpoint(self.cfg, self.model, self.run_dir, path=self.run_dir / "best.zip")
-            (self.run_dir / "best.json").write_text(
-                json.dumps({"step": step, "score": score, "results": results}, indent=1)
-            )
+            write_best(self.run_dir, step, score, results)
         self.logger.dump(step)
         plot_learning_curve(self.run_dir)
         return results
@@ -317,59 +306,10 @@ class TonkCallback(BaseCallback):
             "update_steps_per_s": per_s(self.update_seconds),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-        self._log_event({"type": "end", **summary})
+        write_summary(self.run_dir, summary)
 
     def _log_event(self, row: dict[str, Any]) -> None:
-        append_jsonl(self.metrics_path, {"time": round(time.time(), 1), **row})
-
-
-Layers = list[tuple[np.ndarray, np.ndarray]]
-
-
-def read_pool(folder: Path) -> tuple[Layers | None, list[tuple[int, Layers]]]:
-    """A checkpoint's opponent pool (``pool.json`` and its ``.npz`` files): latest, snapshots.
-
-    Read with ``json`` and numpy without pickle; ``ValueError`` names the file and the problem.
-    """
-    meta_path = folder / "pool.json"
-    if not meta_path.is_file():
-        raise ValueError(f"{folder}: no pool.json; the checkpoint's opponent pool is missing")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{meta_path}: unreadable ({e})") from None
-    steps = meta.get("snapshots") if isinstance(meta, dict) else None
-    if not isinstance(steps, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
-        raise ValueError(f"{meta_path}: expected {{'latest': bool, 'snapshots': [step, ...]}}")
-    latest = MLPPolicy.load_npz(folder / "latest.npz").layers_for_export() if meta.get("latest") else None
-    snapshots = [
-        (step, MLPPolicy.load_npz(folder / f"snapshot_{step}.npz").layers_for_export()) for step in steps
-    ]
-    return latest, snapshots
-
-
-def read_best_score(run_dir: Path) -> float:
-    """The score of a run's ``best.zip`` from ``best.json`` (-inf before the first evaluation)."""
-    path = run_dir / "best.json"
-    if not path.exists():
-        return -np.inf
-    try:
-        score = json.loads(path.read_text(encoding="utf-8"))["score"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(
-            f"{path}: unreadable ({type(e).__name__}: {e}); restore it, or delete it and best.zip "
-            "to choose the best checkpoint again from the next evaluations"
-        ) from None
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise ValueError(f"{path}: its score {score!r} is not a number")
-    return float(score)
-
-
-def append_jsonl(path: Path, row: dict[str, Any]) -> None:
-    """Append one JSON line to ``path`` (``metrics.jsonl``)."""
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
+        log_event(self.run_dir, row)
 
 
 def _next_multiple(step: int, every: int) -> int:

@@ -7,7 +7,7 @@
     learner.pt       the learner's module weights and optimizer state, tensors only
                      (read with torch.load(weights_only=True): no pickled code runs)
     state.json       step and iteration counters
-    pool/            the opponent pool's snapshots (pool.json and .npz files, as the SB3 backend's)
+    pool/            the opponent pool's snapshots (:func:`train.run_folder.write_pool`, as the SB3 backend's)
 
 RLlib's own ``Algorithm.save_to_path`` is not used: its state files are
 pickled, so a downloaded run folder could run code on ``--resume``. Here
@@ -37,7 +37,8 @@ from tonk_env.engine import TonkRules
 from tonk_env.errors import torch_load_message
 from tonk_env.safe_arrays import check_torch_file
 
-from .callbacks import Layers, read_pool
+from ..pool import Layers
+from ..run_folder import read_pool, write_pool
 
 __all__ = ["RllibCheckpoint", "read_rllib_checkpoint", "rllib_checkpoints", "write_rllib_checkpoint"]
 
@@ -87,11 +88,7 @@ def write_rllib_checkpoint(
     if learner_state is not None:
         torch.save(_to_tensors(learner_state), tmp / "learner.pt")
     (tmp / "state.json").write_text(json.dumps(counters))
-    pool = tmp / "pool"
-    pool.mkdir()
-    for step, snap in snapshots:
-        MLPPolicy(snap, activation=meta["activation"]).save_npz(pool / f"snapshot_{step}.npz")
-    (pool / "pool.json").write_text(json.dumps({"latest": False, "snapshots": [s for s, _ in snapshots]}))
+    write_pool(tmp / "pool", None, snapshots, meta["activation"])
     old = folder.with_name(folder.name + ".old")
     if folder.exists():
         shutil.rmtree(old, ignore_errors=True)

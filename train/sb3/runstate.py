@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .rngstate import global_states, set_global_states
+from ..rngstate import global_states, set_global_states
 
 STATE_NAME = "train_state.json"
 STATE_VERSION = 1

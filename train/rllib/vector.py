@@ -4,7 +4,7 @@ RLlib's single-agent env runner builds its envs with ``gym.make_vec(...,
 vectorization_mode="vector_entry_point")``, which calls
 :class:`RllibVectorEnv` once with ``num_envs`` = ``rllib.envs_per_runner``:
 every game of the runner is stepped at once on the compiled core, as
-``vec_env: core`` does for SB3 (:mod:`train.core_vec`).
+``vec_env: core`` does for SB3 (:mod:`train.sb3.core_vec`).
 
 - The learner sits at a random seat per hand; the other seats are drawn per
   game and hand from that game's own :class:`~train.pool.OpponentPool`:
@@ -14,7 +14,7 @@ every game of the runner is stepped at once on the compiled core, as
   ``random`` baseline plays inside the compiled step.
 - An observation is one float32 vector: the learner's observation
   (:mod:`tonk_env.obs`) followed by the action mask as 0/1 (what
-  :class:`train.rllib_module.MaskedTonkModule` reads with ``mask_in_obs``;
+  :class:`train.rllib.module.MaskedTonkModule` reads with ``mask_in_obs``;
   one flat array is cheaper to batch and slice than a dict). A
   hand that ends before the learner acts is delivered as one step whose only
   legal action is :data:`~tonk_env.single.ACKNOWLEDGE`, with the payoff as its
@@ -27,7 +27,7 @@ every game of the runner is stepped at once on the compiled core, as
   empty: the env counts decisions, outcomes and stakes itself
   (:meth:`RllibVectorEnv.take_stats`), and the trainer collects them.
 - :meth:`RllibVectorEnv.step_same` is the same step in the core's *same-step*
-  mode, as arrays: what the batched env runner (:mod:`train.rllib_runner`)
+  mode, as arrays: what the batched env runner (:mod:`train.rllib.runner`)
   calls instead of ``step``.
 
 Streams: RLlib resets each runner's env once with ``seed = cfg.seed +
@@ -50,9 +50,8 @@ from tonk_env.single import ACKNOWLEDGE
 from tonk_env.spaces import action_space
 from tonk_env.vector import TonkVectorEnv
 
-from .config import TrainConfig, config_from_dict
-from .core_vec import PoolSampler
-from .pool import Layers, OpponentPool
+from ..config import TrainConfig, config_from_dict
+from ..pool import Layers, OpponentPool, PoolSampler
 
 __all__ = ["RllibVectorEnv", "vector_seed"]
 

@@ -1,4 +1,4 @@
-"""Checkpoints: saving them with Tonk metadata, warm starts and the ``.npz`` export.
+"""The SB3 backend's checkpoints (``.zip``): saving them with Tonk metadata, resuming, warm starts, export.
 
 A checkpoint is sb3-contrib's ``.zip`` (``MaskablePPO.save``) with one more
 member, ``tonk_meta.json``: the rules (options and hash), the number of
@@ -30,12 +30,12 @@ import torch
 
 from agents.checkpoint import FORMAT, META_NAME, read_meta
 from agents.ppo import check_finite_state, load_policy, load_policy_state
-from tonk_env.engine import TonkRules, action_table, make_rules
+from tonk_env.engine import TonkRules, make_rules
 from tonk_env.errors import torch_load_message
-from tonk_env.obs import OBS_VERSION, obs_layout
 from tonk_env.safe_arrays import check_zip_sizes, read_member
 
-from .config import TrainConfig
+from ..config import TrainConfig
+from ..run_folder import policy_meta
 
 
 def checkpoint_meta(
@@ -44,12 +44,7 @@ def checkpoint_meta(
     """The metadata stored in every checkpoint."""
     return {
         "format": FORMAT,
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": num_players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(num_players).size,
-        "num_actions": action_table(rules.ace_high).size,
+        **policy_meta(rules, num_players),
         "activation": activation,
         "step": step,
         "run": config_name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from .config import TrainConfig
+from ..config import TrainConfig
 
 __all__ = ["INSTALL_HINT", "check_address", "init_ray", "require_rllib"]
 
@@ -67,7 +67,7 @@ def init_ray(cfg: TrainConfig) -> bool:
         kwargs["address"] = "local"
         if cfg.rllib.num_cpus:
             kwargs["num_cpus"] = cfg.rllib.num_cpus
-    # on a cluster every node needs this package installed: env runners import train.rllib_vector there
+    # on a cluster every node needs this package installed: env runners import train.rllib.vector there
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:

@@ -1,12 +1,12 @@
 """``backend: rllib``: RLlib's PPO or APPO (new API stack) on a local Ray instance or a Ray cluster.
 
-Each env runner (:class:`train.rllib_runner.TonkEnvRunner`, RLlib's
+Each env runner (:class:`train.rllib.runner.TonkEnvRunner`, RLlib's
 single-agent runner with a batched sampling loop) steps its
-``rllib.envs_per_runner`` games as one :class:`train.rllib_vector.RllibVectorEnv`
+``rllib.envs_per_runner`` games as one :class:`train.rllib.vector.RllibVectorEnv`
 on the compiled core, built by RLlib's ``gym.make_vec(...,
 vectorization_mode="vector_entry_point")``; the pool's snapshots, the
 learner's latest frozen copy and the baselines play the other seats inside
-it. The policy is :class:`train.rllib_module.MaskedTonkModule` (illegal
+it. The policy is :class:`train.rllib.module.MaskedTonkModule` (illegal
 actions masked in every forward pass; the mask is the observation's last
 columns). Env runners are Ray actors: Ray places them on any node with a free
 CPU, so on a cluster they spread over the nodes. The update runs in the driver
@@ -23,10 +23,10 @@ policy for the clipped ratio). ``ppo.gamma``, ``gae_lambda``, ``clip_range``,
 RLlib's names (no value clipping, no KL penalty: as SB3's PPO). A step is one
 learner decision.
 
-The run folder is the SB3 backend's (:mod:`train.trainer`): ``config.yaml``,
+The run folder is the SB3 backend's (:mod:`train.run_folder`): ``config.yaml``,
 ``run.json``, ``tb/`` (the same scalar names where they mean the same thing),
 ``metrics.jsonl``, ``checkpoints/step_<N>/`` and ``best/`` (folders:
-:mod:`train.rllib_checkpoint`, no pickle), ``best.json``,
+:mod:`train.rllib.folder_checkpoint`, no pickle), ``best.json``,
 ``learning_curve.png``, ``summary.json``. Ray is started (or joined) and the
 algorithm built before the folder is made, so an unreachable address or a bad
 setting leaves nothing behind.
@@ -34,7 +34,6 @@ setting leaves nothing behind.
 
 from __future__ import annotations
 
-import json
 import platform
 from collections import Counter
 from pathlib import Path
@@ -43,18 +42,18 @@ from typing import Any
 import numpy as np
 import ray
 import torch
-import yaml
 from ray.rllib.algorithms.appo import APPOConfig
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from tonk_env.engine import action_table, make_rules
-from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.engine import make_rules
 
-from .config import TrainConfig, rollout_envs
-from .rllib_module import MaskedTonkModule
-from .rllib_runner import STATS, TonkEnvRunner
-from .rllib_vector import RllibVectorEnv
+from ..config import TrainConfig, rollout_envs
+from ..run_folder import policy_meta
+from ..run_folder import write_run_files as _write_run_files
+from .module import MaskedTonkModule
+from .runner import STATS, TonkEnvRunner
+from .vector import RllibVectorEnv
 
 __all__ = ["POLICY", "build_algorithm", "checkpoint_meta", "push_pool", "read_stats", "write_run_files"]
 
@@ -210,33 +209,15 @@ def _versions() -> dict[str, str]:
 
 
 def write_run_files(cfg: TrainConfig, run_dir: Path) -> None:
-    """``config.yaml`` and ``run.json`` of a new run."""
-    rules = make_rules(cfg.rules, **cfg.rule_options)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    info = {
-        "backend": "rllib",
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": cfg.players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(cfg.players).size,
-        "num_actions": action_table(rules.ace_high).size,
-        "versions": _versions(),
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-    }
-    (run_dir / "run.json").write_text(json.dumps(info, indent=1))
+    """``config.yaml`` and ``run.json`` of a new run (:func:`train.run_folder.write_run_files`)."""
+    _write_run_files(cfg, run_dir, _versions(), backend="rllib")
 
 
 def checkpoint_meta(cfg: TrainConfig, step: int) -> dict[str, Any]:
     """The metadata of an RLlib checkpoint folder (and of its policy.npz)."""
     rules = make_rules(cfg.rules, **cfg.rule_options)
     return {
-        "rules": rules.to_dict(),
-        "rules_hash": rules.hash,
-        "num_players": cfg.players,
-        "obs_version": OBS_VERSION,
-        "obs_size": obs_layout(cfg.players).size,
-        "num_actions": action_table(rules.ace_high).size,
+        **policy_meta(rules, cfg.players),
         "activation": cfg.net.activation,
         "net": {"pi": list(cfg.net.pi), "vf": list(cfg.net.vf)},
         "step": step,

@@ -2,7 +2,7 @@
 
 :class:`MaskedTonkModule` is a torch ``RLModule`` for RLlib's PPO and APPO on
 the new API stack. Its input is the env's observation followed by the action
-mask (:mod:`train.rllib_vector`; ``mask_in_obs``), or a dict
+mask (:mod:`train.rllib.vector`; ``mask_in_obs``), or a dict
 ``{"observations", "action_mask"}``; the policy network reads the observation, and every
 action whose mask entry is 0 gets the logit :data:`MASKED_LOGIT` in all three
 forward passes (exploration, inference and training), so its probability is
@@ -72,7 +72,7 @@ def _split(obs: Any, mask_size: int) -> tuple[torch.Tensor, torch.Tensor | None]
     """The observation tensor and the action mask of a batch's ``obs`` column.
 
     ``mask_size`` > 0: the obs is one flat tensor whose last ``mask_size``
-    columns are the mask (the vector env's layout, :mod:`train.rllib_vector`).
+    columns are the mask (the vector env's layout, :mod:`train.rllib.vector`).
     """
     if isinstance(obs, Mapping):
         return obs["observations"], obs["action_mask"]

@@ -2,14 +2,14 @@
 
 :class:`TonkEnvRunner` is RLlib's ``SingleAgentEnvRunner`` (it builds its env
 the same way, ``gym.make_vec(..., vectorization_mode="vector_entry_point")``,
-an :class:`~train.rllib_vector.RllibVectorEnv`; it syncs weights, counts
+an :class:`~train.rllib.vector.RllibVectorEnv`; it syncs weights, counts
 steps and reports metrics as RLlib's does) whose ``_sample`` works on whole
 batches instead of one game at a time:
 
 - each step is one forward pass of the masked module over every game's
   observation, one masked categorical draw for the whole batch (the Gumbel-max
   trick; ``argmax`` without exploration), and one
-  :meth:`~train.rllib_vector.RllibVectorEnv.step_same` of the compiled core;
+  :meth:`~train.rllib.vector.RllibVectorEnv.step_same` of the compiled core;
 - the steps go into ``(T, num_envs)`` arrays, cut at the end of the sample into
   one :class:`SingleAgentEpisode` per hand (or per unfinished part of a hand)
   whose buffers are numpy slices of those arrays.
@@ -19,7 +19,7 @@ connector pipelines, unbatching, one episode call per game); this loop spends
 it per batch. What it leaves out: user connectors on the env-to-module and
 module-to-env paths (the Tonk config adds none), per-episode callbacks and
 RLlib's episode-return metrics (the trainer counts outcomes and stakes from
-the env, :meth:`~train.rllib_vector.RllibVectorEnv.take_stats`).
+the env, :meth:`~train.rllib.vector.RllibVectorEnv.take_stats`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One run of the RLlib backend: the training loop around ``Algorithm.train()`` and its run folder.
 
-:class:`RllibRun` does for RLlib what :class:`train.callbacks.TonkCallback`
+:class:`RllibRun` does for RLlib what :class:`train.sb3.callback.TonkCallback`
 does for SB3: after each iteration of ``Algorithm.train()`` it reads the
 envs' outcome and stake counts (the env runners' metrics), logs a ``rollout``
 line to ``metrics.jsonl`` and TensorBoard scalars under the SB3 backend's
@@ -11,7 +11,6 @@ running iteration with a checkpoint.
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import sys
@@ -27,12 +26,14 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from tonk_env.engine import make_rules
+from tonk_env.engine.state import RESULT_KINDS
 
-from .callbacks import RESULT_KINDS, Layers, append_jsonl, read_best_score
-from .config import TrainConfig
-from .evaluation import Evaluator, evaluate_layers, require_evaluator
-from .plots import plot_learning_curve
-from .rllib_backend import (
+from ..config import TrainConfig
+from ..evaluation import Evaluator, evaluate_layers, require_evaluator
+from ..plots import plot_learning_curve
+from ..pool import Layers
+from ..run_folder import log_event, make_run_dir, read_best_score, write_best, write_summary
+from .backend import (
     POLICY,
     build_algorithm,
     checkpoint_meta,
@@ -43,15 +44,14 @@ from .rllib_backend import (
     restore_learner,
     write_run_files,
 )
-from .rllib_checkpoint import (
+from .folder_checkpoint import (
     RllibCheckpoint,
     read_rllib_checkpoint,
     rllib_checkpoints,
     write_rllib_checkpoint,
 )
-from .rllib_module import policy_layers
-from .rllib_setup import init_ray
-from .rundir import make_run_dir
+from .module import policy_layers
+from .setup_ray import init_ray
 
 __all__ = ["RllibRun", "resume_rllib", "train_rllib"]
 
@@ -299,9 +299,7 @@ class RllibRun:
             write_rllib_checkpoint(
                 self.run_dir / "best", checkpoint_meta(self.cfg, self.step), layers, None, counters, []
             )
-            (self.run_dir / "best.json").write_text(
-                json.dumps({"step": self.step, "score": score, "results": results}, indent=1)
-            )
+            write_best(self.run_dir, self.step, score, results)
         plot_learning_curve(self.run_dir)
         return results
 
@@ -355,13 +353,12 @@ class RllibRun:
             "steps_by_node": dict(self.node_steps),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-        self._log({"type": "end", **summary})
+        write_summary(self.run_dir, summary)
         self.writer.flush()
 
     def _log(self, row: dict[str, Any]) -> None:
         assert self.run_dir is not None
-        append_jsonl(self.run_dir / "metrics.jsonl", {"time": round(time.time(), 1), **row})
+        log_event(self.run_dir, row)
 
 
 def train_rllib(

@@ -1,0 +1,244 @@
+"""A training run added to the zoo, and a best response recorded on a card (``tonk zoo add|card``).
+
+:func:`add_entry` exports the run's ``best.zip`` (or another checkpoint) to
+``<zoo>/NAME.npz``, evaluates it on duplicate deals against the baselines (the
+agent in one seat, the baseline in every other) and writes the card
+``NAME.json`` and its page ``NAME.md`` (:mod:`agents.zoo`).
+:func:`record_best_response` copies the margin of a ``tonk exploit zoo:NAME``
+run (:mod:`tonk_cli.workflows.exploit`) into the card; :func:`refresh_card`
+rewrites the page from the card. The zoo folder is ``agents/zoo/`` of the
+package, or ``$TONK_ZOO_DIR``.
+
+Example::
+
+    from tonk_cli.workflows.zoo import add_entry
+
+    entry = add_entry("runs/quick__...", "mine", hands=1000, progress=False)
+    print(entry.page_file, [(r.opponent, r.mean_stakes) for r in entry.results])
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.checkpoint import resolve_checkpoint
+from agents.peek import refuse_peek
+from agents.ppo import load_policy
+from agents.registry import check_spec, parse_spec
+from agents.zoo import card_path, check_name, read_card, write_card, write_entry
+from agents.zoo.card import FORMAT
+from tonk_env.engine import make_rules
+from train.config import read_config_file
+
+from .common import ScoreRow, evaluate_one_seat, git_commit, score_row
+from .exploit import read_exploit
+
+__all__ = [
+    "BASELINES", "SEARCH_BASELINE", "ZooEntry", "add_entry", "default_baselines", "record_best_response",
+    "refresh_card",
+]  # fmt: skip
+
+#: The baselines of a card's evaluation, weakest first (the last one is the headline); two-player
+#: entries meet the search too, as in docs/RESULTS.md's tables.
+BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
+SEARCH_BASELINE = "search:ismcts"
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """A zoo entry as written: its card and the files that hold it."""
+
+    name: str
+    """The zoo name (the agent ``zoo:NAME``)."""
+    card: dict[str, Any]
+    """The model card (the format of :mod:`agents.zoo.card`)."""
+    card_file: Path
+    """``NAME.json``."""
+    page_file: Path
+    """``NAME.md``, the card as a page."""
+
+    @property
+    def results(self) -> list[ScoreRow]:
+        """The card's evaluation, one row per opponent."""
+        return [
+            ScoreRow(r["opponent"], r["mean_stakes"], (r["ci95"][0], r["ci95"][1]), r["win_rate"], r["hands"])
+            for r in self.card["evaluation"]["results"]
+        ]
+
+
+def _entry(card: dict[str, Any]) -> ZooEntry:
+    """The :class:`ZooEntry` of a card just written."""
+    path = card_path(card["name"])
+    return ZooEntry(card["name"], card, path, path.with_suffix(".md"))
+
+
+def default_baselines(players: int) -> list[str]:
+    """The baselines of a card: :data:`BASELINES`, and ``search:ismcts`` at a two-player table."""
+    return [*BASELINES, *([SEARCH_BASELINE] if players == 2 else [])]
+
+
+def _machine() -> str:
+    """This machine in words (processor, cores, system)."""
+    cpu = platform.processor() or platform.machine()
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from a run folder's file (empty when absent); ``ValueError`` naming a broken one."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"{path}: not readable JSON ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: holds {type(data).__name__}, not a JSON object")
+    return data
+
+
+def _training_seconds(run: Path, summary: dict[str, Any]) -> float | None:
+    """The run's whole training time: the warm start's play and fitting (``pretrain.json``) and PPO."""
+    ppo = summary.get("wall_seconds")
+    pre = run / "pretrain.json"
+    if ppo is None or not pre.is_file():
+        return ppo
+    info = _read_json(pre)
+    return float(ppo) + sum(float(v) for k, v in info.items() if k.endswith("_seconds"))
+
+
+def add_entry(
+    run_dir: str | Path,
+    name: str,
+    checkpoint: str | None = None,
+    baselines: list[str] | None = None,
+    headline: str | None = None,
+    hands: int = 2000,
+    seed: int = 2024,
+    workers: int = 1,
+    machine: str | None = None,
+    progress: bool = True,
+) -> ZooEntry:
+    """Export a run's checkpoint into the zoo as ``name``, evaluate it, write its card; return the entry."""
+    check_name(name)
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"--hands must be a positive integer, got {hands!r}")
+    for spec in [*(baselines or []), *([headline] if headline else [])]:
+        check_spec(spec)  # an unknown opponent is named before anything is evaluated
+    refuse_peek([*(baselines or []), *([headline] if headline else [])], "tonk zoo add")
+    run = Path(run_dir)
+    if not (run / "config.yaml").is_file():
+        raise ValueError(f"{run}: no config.yaml; not a training run folder")
+    ckpt = resolve_checkpoint(Path(checkpoint) if checkpoint else run)
+    config = read_config_file(run / "config.yaml")
+    policy = load_policy(ckpt)
+    meta = policy.meta
+    players = meta["num_players"]
+    preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
+    rules = make_rules(preset, **options)
+    if rules.hash != meta.get("rules_hash"):
+        raise ValueError(
+            f"{ckpt}: trained with rules hash {meta.get('rules_hash')}, but its run's config.yaml "
+            f"names rules {preset} {options} (hash {rules.hash})"
+        )
+    opponents = list(baselines or default_baselines(players))
+    top = headline or opponents[-1]
+    if top not in opponents:
+        raise ValueError(f"--headline {top}: not one of the evaluated opponents ({', '.join(opponents)})")
+    rules_name = preset + "".join(f" {k}={v}" for k, v in options.items())
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tonk-zoo-") as tmp:
+        staged = Path(tmp) / f"{name}.npz"
+        policy.save_npz(staged)
+        for opp in opponents:
+            res = evaluate_one_seat(
+                [f"npz:{staged}", opp], hands, players, rules, seed, workers, progress, rules_name
+            )
+            rows.append(score_row(opp, res).to_json())
+    run_info = _read_json(run / "run.json")
+    summary = _read_json(run / "summary.json")
+    commit, dirty = git_commit()
+    card: dict[str, Any] = {
+        "format": FORMAT,
+        "name": name,
+        "num_players": players,
+        "rules": preset,
+        "rule_options": options,
+        "rules_hash": rules.hash,
+        "obs_version": meta["obs_version"],
+        "network": {
+            "activation": policy.activation,
+            "sizes": [policy.obs_size, *(b.shape[0] for _, b in policy.layers)],
+        },
+        "source": {"run": str(run), "checkpoint": ckpt.name, "step": meta.get("step")},
+        "config": config,
+        "training": {
+            "steps": summary.get("steps"),
+            "wall_seconds": _training_seconds(run, summary),
+            "ppo_seconds": summary.get("wall_seconds"),
+            "machine": machine or f"{_machine()} (the machine that wrote this card)",
+            "torch_cpu_capability": run_info.get("torch_cpu_capability"),
+            "versions": run_info.get("versions"),
+        },
+        "commit": commit,
+        "dirty": dirty,
+        "evaluation": {
+            "hands": hands,
+            "seed": seed,
+            "seating": "the agent in one seat, the opponent in every other",
+            "results": rows,
+        },
+        "headline": top,
+        "best_response": None,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    write_entry(name, policy, card)
+    return _entry(read_card(name))
+
+
+def record_best_response(name: str, exploit_run: str | Path) -> ZooEntry:
+    """Copy a ``tonk exploit zoo:NAME`` run's margin into the card of ``name``; return the entry."""
+    card = read_card(name)
+    result = read_exploit(exploit_run)
+    sp = parse_spec(result.spec)
+    if sp.kind != "zoo" or sp.name != name:
+        raise ValueError(f"{exploit_run}: a best response to {result.spec}, not to zoo:{name}")
+    for key, got, want in (
+        ("players", result.players, card["num_players"]),
+        ("rules_hash", result.rules_hash, card["rules_hash"]),
+    ):
+        if got != want:
+            raise ValueError(f"{exploit_run}: played with {key} {got!r}, the card has {want!r}")
+    if result.zoo_sha256 != card["sha256"]:
+        raise ValueError(
+            f"{exploit_run}: exploited another version of zoo:{name} (its file changed since); "
+            "run tonk exploit again"
+        )
+    card["best_response"] = {
+        "spec": result.spec,
+        "margin": result.margin,
+        "ci95": list(result.ci95),
+        "win_rate": result.win_rate,
+        "hands": result.hands,
+        "steps": result.budget.steps,
+        "seed": result.seed,
+        "run": result.run,
+        "commit": result.commit,
+        "init_from": result.budget.init_from,
+        "best_step": result.best_step,
+    }
+    write_card(card)
+    return _entry(card)
+
+
+def refresh_card(name: str) -> ZooEntry:
+    """Rewrite the page of ``name`` from its card (after the card format's page changed); return the entry."""
+    card = read_card(name)
+    write_card(card)
+    return _entry(card)
