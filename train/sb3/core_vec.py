@@ -41,6 +41,7 @@ from tonk_env.vector import TonkVectorEnv
 from ..config import TrainConfig
 from ..pool import OpponentPool, PoolSampler
 
+
 class CoreVecEnv(VecEnv):
     """SB3 ``VecEnv`` over a :class:`TonkVectorEnv`, with pools, shaping and Monitor's episode info."""
 
