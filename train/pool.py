@@ -151,7 +151,7 @@ class OpponentPool:
                 set_rng_state(pol.rng, saved, f"{what} ({pol.name})")
 
 
-#: Stands for a random opponent in a vector env: :class:`TonkVectorEnv` plays every ``RandomPolicy`` in its kernel.
+#: Stands for a random opponent: a vector env plays every ``RandomPolicy`` in its compiled step.
 _KERNEL_RANDOM = RandomPolicy(0)
 
 
