@@ -1,7 +1,9 @@
-"""The RLlib backend of ``tonk train``: config checks, masking, export, run folder, resume, cluster.
+"""The RLlib backend of ``tonk train``: config checks, the vector env and runner, masking, export,
+run folder, resume, APPO, cluster.
 
 Skipped when Ray's RLlib is not installed (``pip install 'tonk-rl[rllib]'``; ``make test`` installs it).
-Each training test starts its own Ray instance with at most 2 CPUs and a tiny budget.
+The training tests share one local Ray instance of 2 CPUs (the module's ``ray_session``; ``tonk train``
+uses a running instance as it finds it) and tiny budgets; the cluster test starts its own nodes.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import torch  # noqa: E402 - after the skip
 from ray.rllib.core.columns import Columns  # noqa: E402
 
 from agents.registry import make_agent  # noqa: E402
-from train.rllib.env import TonkMultiAgentEnv  # noqa: E402
 from train.rllib.module import MASKED_LOGIT, MaskedTonkModule, policy_layers  # noqa: E402
+from train.rllib.vector import RllibVectorEnv  # noqa: E402
 
 #: A run of a few seconds: 1 env runner with 2 envs, small nets, a tiny evaluation.
 TINY = {
@@ -34,10 +36,14 @@ TINY = {
     "total_steps": 1200,
     "checkpoint_every": 600,
     "net": {"pi": [32], "vf": [32]},
-    "ppo": {"n_steps": 128, "batch_size": 128, "n_epochs": 2},
-    "pool": {"snapshot_every": 600, "baselines": {"heuristic:greedy": 0.3, "random": 0.2}},
+    "ppo": {"n_steps": 64, "batch_size": 128, "n_epochs": 2},
+    "pool": {
+        "snapshot_every": 600,
+        "refresh_every": 300,
+        "baselines": {"heuristic:greedy": 0.3, "random": 0.2},
+    },
     "eval": {"every": 600, "hands": 20, "opponents": ["random"]},
-    "rllib": {"env_runners": 1, "envs_per_runner": 2, "num_cpus": 2},
+    "rllib": {"env_runners": 0, "envs_per_runner": 4, "num_cpus": 2},
 }
 
 
@@ -56,13 +62,14 @@ def _config(tmp_path: Path, **changes: object) -> Path:
     [
         ({"vec_env": "core"}, "config vec_env='core' is a setting of backend sb3 only"),
         ({"ppo": {"target_kl": 0.02}}, "config ppo.target_kl=0.02 is a setting of backend sb3 only"),
-        ({"backend": "sb3"}, "config rllib.envs_per_runner=2 is a setting of backend rllib"),
+        ({"backend": "sb3"}, "config rllib.env_runners=0 is a setting of backend rllib"),
         ({"rllib": {"env_runners": -1}}, "config rllib.env_runners=-1 is invalid"),
         ({"rllib": {"envs_per_runner": 0}}, "config rllib.envs_per_runner=0 is invalid"),
         ({"rllib": {"workers": 2}}, "unknown config key 'rllib.workers'"),
         ({"rllib": {"address": "not an address"}}, "config rllib.address='not an address' is invalid"),
         ({"backend": "ray"}, "config backend='ray' is invalid; allowed: sb3 or rllib"),
-        ({"ppo": {"batch_size": 1024, "n_steps": 128}}, "at most ppo.n_steps * max(rllib.env_runners, 1)"),
+        ({"rllib": {"algo": "impala"}}, "config rllib.algo='impala' is invalid; allowed: ppo or appo"),
+        ({"ppo": {"batch_size": 1024, "n_steps": 64}}, "at most ppo.n_steps * max(rllib.env_runners, 1)"),
     ],
 )
 def test_config_errors_name_the_key(changes: dict, words: str) -> None:
@@ -121,20 +128,21 @@ def _one_torch_thread():
     torch.set_num_threads(before)
 
 
-def _env_and_module(players: int = 2, seed: int = 0) -> tuple[TonkMultiAgentEnv, MaskedTonkModule]:
+def _env_and_module(
+    players: int = 2, seed: int = 0, num_envs: int = 8
+) -> tuple[RllibVectorEnv, MaskedTonkModule]:
     cfg = config_from_dict({**TINY, "players": players, "seed": seed})
-    env = TonkMultiAgentEnv({"train_config": cfg.to_dict()})
-    space = env.observation_spaces["seat_0"]
+    env = RllibVectorEnv({"train_config": cfg.to_dict(), "num_envs": num_envs})
     module = MaskedTonkModule(
-        observation_space=space,
-        action_space=env.action_spaces["seat_0"],
-        model_config={"pi": [32], "vf": [32], "activation": "tanh"},
+        observation_space=env.single_observation_space,
+        action_space=env.single_action_space,
+        model_config={"pi": [32], "vf": [32], "activation": "tanh", "mask_in_obs": True},
     )
     return env, module
 
 
-def _batch(obs: dict[str, np.ndarray]) -> dict:
-    return {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in obs.items()}}
+def _batch(obs: np.ndarray) -> dict:
+    return {Columns.OBS: torch.as_tensor(obs)}
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -147,29 +155,76 @@ def test_no_illegal_action_is_ever_sampled(players: int) -> None:
     explore = module.get_exploration_action_dist_cls()
     infer = module.get_inference_action_dist_cls()
     obs, _ = env.reset(seed=1)
+    mask_at = env.obs_size
     decisions = hands = 0
     while decisions < 3000:
-        ((agent, o),) = obs.items()
-        batch = _batch(o)
+        batch = _batch(obs)
         if decisions % 2:
             logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-            action = int(infer.from_logits(logits).to_deterministic().sample()[0])
+            actions = infer.from_logits(logits).to_deterministic().sample()
         else:
             logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
-            action = int(explore.from_logits(logits).sample()[0])
-        assert o["action_mask"][action] == 1, (agent, action)
-        train_logits = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS][0]
-        assert bool((train_logits[torch.as_tensor(o["action_mask"]) == 0] == MASKED_LOGIT).all())
+            actions = explore.from_logits(logits).sample()
+        masks = obs[:, mask_at:]
+        assert (masks[np.arange(len(obs)), actions.numpy()] == 1).all()
+        train_logits = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS]
+        assert bool((train_logits[torch.as_tensor(masks) == 0] == MASKED_LOGIT).all())
         assert torch.isfinite(train_logits).all()
-        decisions += 1
-        obs, rewards, done, _, infos = env.step({agent: action})  # the env raises on an illegal action
-        if done["__all__"]:
-            hands += 1
-            assert set(rewards) == set(obs) and all(o_["action_mask"].sum() == 0 for o_ in obs.values())
-            assert all("result_kind" in i for i in infos.values())
-            obs, _ = env.reset()
+        decisions += len(obs)
+        obs, rewards, done, _, _ = env.step(actions.numpy())  # the env raises on an illegal action
+        hands += int(done.sum())
+        # a finished hand's last observation offers only ACKNOWLEDGE (its action is ignored)
+        assert all(obs[g, mask_at:].sum() == 1 for g in np.flatnonzero(done))
     assert hands > 50
-    assert env.take_stats()["steps"] == decisions
+    assert env.take_stats()["steps"] <= decisions
+
+
+def test_runners_sample_the_same_hands_as_episodes() -> None:
+    """RLlib's stock runner (next-step autoreset) and the batched runner: legal actions, rewards = stakes.
+
+    Each runner's finished episodes pay what the env counted for the learner; every step's action is
+    legal in its observation; the batched runner's episodes cover every step it took.
+    """
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+
+    from train.rllib.runner import TonkEnvRunner
+
+    cfg = config_from_dict(TINY)
+    spec = RLModuleSpec(
+        module_class=MaskedTonkModule, model_config={"pi": [32], "vf": [32], "mask_in_obs": True}
+    )
+    config = (
+        PPOConfig()
+        .environment(RllibVectorEnv, env_config={"train_config": cfg.to_dict()}, disable_env_checking=True)
+        .env_runners(
+            num_env_runners=0, num_envs_per_env_runner=4, gym_env_vectorize_mode="vector_entry_point"
+        )
+        .rl_module(rl_module_spec=spec)
+        .debugging(seed=3)
+    )
+    for cls in (SingleAgentEnvRunner, TonkEnvRunner):
+        runner = cls(config=config)
+        env = runner.env.unwrapped
+        assert isinstance(env, RllibVectorEnv) and env.num_envs == 4
+        episodes = runner.sample(num_timesteps=400)
+        stats = env.take_stats() if cls is SingleAgentEnvRunner else None
+        done = [e for e in episodes if e.is_terminated]
+        assert len(done) > 20 and sum(len(e) for e in episodes) >= 400
+        for e in episodes:
+            e = e if cls is TonkEnvRunner else e.to_numpy()
+            obs, acts = np.asarray(e.get_observations()), np.asarray(e.get_actions())
+            assert (obs[np.arange(len(acts)), env.obs_size + acts] == 1).all()
+        if stats is not None:
+            assert sum(e.get_return() for e in done) == pytest.approx(stats["stakes_sum"])
+        else:
+            kinds = runner.metrics.peek(("tonk", "kinds"))
+            assert sum(kinds.values()) == len(done)
+            assert sum(e.get_return() for e in done) == pytest.approx(
+                runner.metrics.peek(("tonk", "stakes_sum"))
+            )
+        runner.stop()
 
 
 def test_exported_policy_chooses_as_the_module(tmp_path: Path) -> None:
@@ -183,22 +238,33 @@ def test_exported_policy_chooses_as_the_module(tmp_path: Path) -> None:
     MLPPolicy(policy_layers(module.state_dict()), activation="tanh").save_npz(tmp_path / "p.npz")
     exported = MLPPolicy.load_npz(tmp_path / "p.npz")
     obs, _ = env.reset(seed=5)
-    same = 0
-    for _ in range(1000):
-        ((agent, o),) = obs.items()
-        logits = module.forward_inference(_batch(o))[Columns.ACTION_DIST_INPUTS][0]
-        mine = int(torch.argmax(logits))
-        same += mine == exported.choose(o["observations"], o["action_mask"])
-        obs, _, done, _, _ = env.step({agent: mine})
-        if done["__all__"]:
-            obs, _ = env.reset()
-    assert same == 1000
+    same = total = 0
+    while total < 1000:
+        mine = torch.argmax(module.forward_inference(_batch(obs))[Columns.ACTION_DIST_INPUTS], dim=1).numpy()
+        for g in range(len(obs)):
+            same += mine[g] == exported.choose(obs[g, : env.obs_size], obs[g, env.obs_size :].astype(np.int8))
+        total += len(obs)
+        obs, *_ = env.step(mine)
+    assert same == total
 
 
 # -- a whole run through the CLI ----------------------------------------------------------------
 
 
-def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -> None:
+@pytest.fixture(scope="module")
+def ray_session():
+    """One local Ray instance (2 CPUs) for the module's training runs: Ray starts once, not per run."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys, ray_session) -> None:
     cfg = _config(tmp_path)
     assert main(["train", str(cfg), "--no-progress"]) == 0
     (run,) = (tmp_path / "runs").iterdir()
@@ -227,7 +293,9 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -
     rollouts = [r for r in rows if r["type"] == "rollout"]
     assert rollouts and all(r["hands"] > 0 and r["collect_s"] > 0 for r in rollouts)
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["backend"] == "rllib" and sum(summary["steps_by_node"].values()) == summary["steps"]
+    assert summary["backend"] == "rllib" and summary["algo"] == "ppo"
+    assert sum(summary["steps_by_node"].values()) == summary["steps"]
+    assert summary["collect_steps_per_s_per_runner"] > 0
 
     # the checkpoint's module (learner.pt, read safely) and its policy.npz: the same action
     from tonk_env.engine import make_rules
@@ -236,17 +304,15 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -
     ckpt = read_rllib_checkpoint(last, make_rules("standard"), 2)
     env, module = _env_and_module()
     module.load_state_dict(
-        {k: torch.as_tensor(v) for k, v in ckpt.learner_state["rl_module"]["learner"].items()}
+        {k: torch.as_tensor(v) for k, v in ckpt.learner_state["rl_module"]["default_policy"].items()}
     )
     agent = make_agent(f"rllib:{last}")
     obs, _ = env.reset(seed=9)
-    for _ in range(300):
-        ((aid, o),) = obs.items()
-        a = int(torch.argmax(module.forward_inference(_batch(o))[Columns.ACTION_DIST_INPUTS][0]))
-        assert a == agent.choose(o["observations"], o["action_mask"])
-        obs, _, done, _, _ = env.step({aid: a})
-        if done["__all__"]:
-            obs, _ = env.reset()
+    for _ in range(40):
+        mine = torch.argmax(module.forward_inference(_batch(obs))[Columns.ACTION_DIST_INPUTS], dim=1).numpy()
+        for g in range(len(obs)):
+            assert mine[g] == agent.choose(obs[g, : env.obs_size], obs[g, env.obs_size :].astype(np.int8))
+        obs, *_ = env.step(mine)
 
     # the run folder as an agent spec in the evaluation
     capsys.readouterr()
@@ -274,6 +340,33 @@ def test_train_writes_the_run_folder_resumes_and_plays(tmp_path: Path, capsys) -
         start_hand([agent, agent, agent], 3, new_game(make_rules("standard"), 3, seed=0).rules)
 
 
+def test_bench_train_runs_every_mode(tmp_path: Path, capsys, ray_session) -> None:
+    """``tonk bench train --json``: SB3 on the core, RLlib PPO and APPO, each with its rates."""
+    sb3 = tmp_path / "sb3.yaml"
+    sb3.write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "n_envs": 4,
+                "net": {"pi": [32], "vf": [32]},
+                "ppo": {"n_steps": 64, "batch_size": 128, "n_epochs": 1},
+                "pool": {"baselines": {"random": 1.0}},
+            }
+        )
+    )
+    rl = _config(tmp_path)
+    args = ["bench", "train", "--json", "--steps", "512", "--sb3-config", str(sb3), "--rllib-config", str(rl)]
+    assert main([*args, "--set", "torch_threads=1", "--no-progress"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert list(res["modes"]) == ["sb3-core", "rllib-ppo-core", "rllib-appo-core"]
+    for mode, r in res["modes"].items():
+        assert r["steps"] >= 512, mode
+        assert r["steps_per_s"] > 0 and r["collect_steps_per_s"] > 0 and r["update_steps_per_s"] > 0, mode
+    assert res["modes"]["rllib-appo-core"]["collect_steps_per_s_per_runner"] > 0
+    assert main(["bench", "train", "--modes", "rllib-impala"]) != 0
+    assert "modes are a comma list of sb3-core" in capsys.readouterr().err
+
+
 def test_load_config_keeps_the_rllib_section(tmp_path: Path) -> None:
     cfg = load_config(_config(tmp_path), ["rllib.envs_per_runner=8"])
     assert cfg.backend == "rllib" and cfg.rllib.envs_per_runner == 8
@@ -284,6 +377,8 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
     import ray
     from ray.cluster_utils import Cluster
 
+    if ray.is_initialized():  # the module's session: tonk train would otherwise run on it
+        ray.shutdown()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     # Cluster writes its address where a plain ray.init() of another test (in another xdist worker)
     # would find and join it; this test passes the address explicitly, so the file goes
@@ -293,7 +388,11 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
         cluster.wait_for_nodes()
         nodes = {n.node_id for n in cluster.list_all_nodes()}
         cfg = _config(
-            tmp_path, total_steps=2000, checkpoint_every=2000, rllib={"env_runners": 2, "envs_per_runner": 2}
+            tmp_path,
+            total_steps=512,
+            checkpoint_every=512,
+            eval={"every": 0, "hands": 10, "opponents": []},
+            rllib={"env_runners": 2, "envs_per_runner": 2},
         )
         assert main(["train", str(cfg), "--address", cluster.address, "--no-progress"]) == 0
         assert not ray.is_initialized()  # the run disconnected from the cluster it joined
@@ -303,4 +402,4 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
     summary = json.loads((run / "summary.json").read_text())
     by_node = summary["steps_by_node"]
     assert set(by_node) == nodes, by_node
-    assert all(steps > 0 for steps in by_node.values()) and sum(by_node.values()) == summary["steps"] >= 2000
+    assert all(steps > 0 for steps in by_node.values()) and sum(by_node.values()) == summary["steps"] >= 512

@@ -1,4 +1,4 @@
-"""``tonk bench``: speed benchmarks (engine, env) and the core's long differential check (exact).
+"""``tonk bench``: speed benchmarks (engine, env, train) and the core's long differential check (exact).
 
 ``tonk bench engine`` and ``tonk bench env`` print medians of timed trials
 (``--json``: one JSON object; the keys are documented in
@@ -7,6 +7,9 @@ the compiled core and the engine (:func:`tonk_env.core.exact_check`), split
 evenly over every preset and 2 to 6 players, comparing legal sets,
 observations and payoffs at every decision; any difference is an error
 (exit status 1) naming the configuration and the first difference.
+``tonk bench train`` trains each backend and mode for ``--steps`` steps
+(:func:`train.bench.bench_train`) and prints their steps/s with the
+collection and update rates.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Run a speed benchmark (or the exact check) and print its figures."""
     if args.what == "exact":
         return _exact(args)
+    if args.what == "train":
+        return _train(args)
     if args.trials < 1 or args.seconds <= 0:
         raise ValueError(f"--trials must be >= 1 and --seconds > 0, got {args.trials} and {args.seconds}")
     if args.what == "engine":
@@ -100,6 +105,46 @@ def _exact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    """``tonk bench train``: one short run of each training mode, side by side."""
+    import sys
+
+    from train.bench import bench_train
+
+    from .recipes import find_config
+
+    res = bench_train(
+        find_config(args.sb3_config),
+        find_config(args.rllib_config),
+        steps=args.steps,
+        modes=args.modes,
+        overrides=args.set,
+        log=None if args.no_progress else lambda text: print(text, file=sys.stderr, flush=True),
+    )
+    if args.json:
+        print(json.dumps(res))
+        return 0
+    load = ", ".join(f"{x:.1f}" for x in res["load_average_before"])
+    print(f"training speed, {res['steps']:,} steps per mode (load average before: {load})")
+    print(f"  {'mode':16s} {'steps/s':>9s} {'collect':>9s} {'update':>9s} {'per runner':>11s}")
+    for mode, r in res["modes"].items():
+        runner = r.get("collect_steps_per_s_per_runner")
+        print(
+            f"  {mode:16s} {r['steps_per_s']:>9,.0f} {r['collect_steps_per_s']:>9,.0f} "
+            f"{r['update_steps_per_s']:>9,.0f} {'' if runner is None else f'{runner:,.0f}':>11s}"
+        )
+    return 0
+
+
+def _modes(text: str) -> list[str]:
+    from train.bench import MODES
+
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes):
+        raise argparse.ArgumentTypeError(f"modes are a comma list of {', '.join(MODES)}; got {text!r}")
+    return modes
+
+
 def _players(text: str) -> list[int]:
     try:
         ns = [int(x) for x in text.split(",") if x.strip()]
@@ -114,12 +159,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``bench`` subcommand."""
     b = sub.add_parser(
         "bench",
-        help="speed benchmarks (engine, env) and the core's differential check (exact)",
+        help="speed benchmarks (engine, env, train) and the core's differential check (exact)",
         description="engine: the rules engine alone; env: the PettingZoo AEC env against OpenSpiel's gin "
         "rummy, the single-agent env and the compiled core's 1,024-game batch; exact: play --hands hands "
-        "through the compiled core and the engine and compare every decision.",
+        "through the compiled core and the engine and compare every decision; train: train SB3 on the "
+        "core, RLlib PPO and RLlib APPO for --steps steps each and print their steps/s.",
     )
-    b.add_argument("what", choices=["engine", "env", "exact"])
+    b.add_argument("what", choices=["engine", "env", "exact", "train"])
     b.add_argument("--rules", default="standard", choices=list(PRESETS), help="rules preset")
     b.add_argument("--players", type=_args.players, default=2, help="players (engine, env)")
     b.add_argument(
@@ -146,4 +192,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--only-rules", action="store_true", help="exact: only the --rules preset (default: every preset)"
     )
     b.add_argument("--seed", type=_args.seed, default=0, help="exact: seed of the first configuration")
+    b.add_argument(
+        "--steps",
+        type=_args.count(1, 100_000_000),
+        default=16_384,
+        help="train: steps each mode trains (default 16,384: a few seconds each)",
+    )
+    b.add_argument(
+        "--modes",
+        type=_modes,
+        default=["sb3-core", "rllib-ppo-core", "rllib-appo-core"],
+        metavar="MODE,MODE,...",
+        help="train: modes to run (default sb3-core,rllib-ppo-core,rllib-appo-core)",
+    )
+    b.add_argument("--sb3-config", default="quick", help="train: the SB3 modes' config (default quick)")
+    b.add_argument(
+        "--rllib-config", default="rllib_2p", help="train: the RLlib modes' config (default rllib_2p)"
+    )
+    b.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="train: a config override for every mode (repeatable), e.g. --set torch_threads=1",
+    )
     b.set_defaults(func=cmd_bench)

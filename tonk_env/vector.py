@@ -321,13 +321,18 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
 
     # -- the batched step ----------------------------------------------------------------------
 
-    def step_arrays(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Finished]:
+    def step_arrays(
+        self, actions: Any, active: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Finished]:
         """The step as arrays: ``(obs, rewards, terminated, finished)``, without Gymnasium's info dicts.
 
         ``obs`` is the env's own buffer (copy it to keep it past the next step);
         ``finished`` lists ``(game, final observation, final info)`` of every hand
         that ended (the game has been dealt again: :meth:`reset_info` gives its
-        new hand's reset info).
+        new hand's reset info). ``active`` (bool ``(num_envs,)``, default all)
+        selects the games to step: the others' actions are ignored and they stay
+        as they are (an adapter to Gymnasium's next-step autoreset skips the
+        games it is dealing again).
         """
         if not self._dealt:
             raise RuntimeError("call reset() before step()")
@@ -336,10 +341,13 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         pending = self._pending.copy()
         inside = (acts >= 0) & (acts < self.num_actions)
         bad = ~inside | (self._masks[self._all, np.where(inside, acts, 0)] == 0)
+        if active is not None:
+            bad &= active
+            pending &= active
         if self.illegal_action == "raise" and bad.any():
             g = int(np.flatnonzero(bad)[0])
             raise IllegalActionError(self._illegal_message(g, int(acts[g])))
-        play = ~bad & ~pending
+        play = ~bad & ~pending if active is None else ~bad & ~pending & active
         games = np.flatnonzero(play).astype(np.int64)
         self._advance(games, acts[games])
         ended = bad | pending | (play & (self._status == ST_OVER))

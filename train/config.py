@@ -186,8 +186,11 @@ class PretrainConfig:
 
 @dataclass
 class RllibConfig:
-    """Settings of ``backend: rllib``: RLlib's PPO on a Ray instance or cluster (train/rllib/backend.py)."""
+    """Settings of ``backend: rllib``: RLlib's PPO or APPO on Ray (train/rllib/backend.py)."""
 
+    algo: str = setting("ppo", "ppo or appo", choices=("ppo", "appo"))
+    """``ppo`` (collection and update alternate) or ``appo`` (asynchronous PPO: the env runners sample
+    while the learner updates; v-trace corrects for the weights' lag)."""
     env_runners: int = setting(
         1, f"an integer in [0, {MAX_WORKERS}] (0: in the driver; a process each)", low=0, high=MAX_WORKERS
     )
@@ -209,7 +212,7 @@ class RllibConfig:
 
 #: The settings only the SB3 backend reads: with ``backend: rllib`` each must keep its default.
 SB3_ONLY = (
-    "n_envs", "vec_env", "device", "shaping_coef", "init_from", "net.critic", "pool.refresh_every",
+    "n_envs", "vec_env", "device", "shaping_coef", "init_from", "net.critic",
     "ppo.learning_rate_end", "ppo.ent_coef_end", "ppo.target_kl", "pretrain.teacher",
 )  # fmt: skip
 

@@ -9,9 +9,6 @@ copies (one added every ``snapshot_every`` steps, the oldest dropped past
 snapshots, the latest model half the time) and keeps the learner from
 over-fitting to itself.
 
-With the RLlib backend (:mod:`train.rllib.env`) a *latest* draw seats the
-learner itself (``live_latest``), which plays and learns in that seat too.
-
 Frozen copies are :class:`agents.mlp.MLPPolicy` objects evaluated with numpy,
 so an opponent decision costs microseconds and no torch call. Under
 ``SubprocVecEnv`` each process holds its own pool; the training callback
@@ -29,8 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from agents.mlp import MLPPolicy
+from agents.random_agent import RandomAgent
 from agents.registry import make_agent
-from tonk_env.agent import Agent
+from tonk_env.agent import Agent, RandomPolicy
 
 from .config import PoolConfig
 from .rngstate import rng_state, set_rng_state
@@ -41,14 +39,10 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 class OpponentPool:
     """Samples the opponents of one hand; callable as the env's opponent sampler."""
 
-    def __init__(
-        self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None, live_latest: Agent | None = None
-    ) -> None:
+    def __init__(self, cfg: PoolConfig, seed: int = 0, baseline_factory: Any = None) -> None:
         self.cfg = cfg
         self.seed = seed
-        # live_latest: the object the *latest* draws return from the start, standing for the learner
-        # itself (the RLlib env seats the learner there, train/rllib/env.py); set_latest is then unused
-        self.latest: Agent | None = live_latest
+        self.latest: Agent | None = None
         self.latest_version = 0
         self.snapshots: list[MLPPolicy] = []
         self.snapshot_steps: list[int] = []
@@ -155,6 +149,22 @@ class OpponentPool:
         for pol, saved in zip(self.snapshots, state["snapshots"], strict=True):
             if saved is not None:
                 set_rng_state(pol.rng, saved, f"{what} ({pol.name})")
+
+
+#: Stands for a random opponent: a vector env plays every ``RandomPolicy`` in its compiled step.
+_KERNEL_RANDOM = RandomPolicy(0)
+
+
+class PoolSampler:
+    """One game's opponent sampler: its pool's draw, with random baselines played in the kernel."""
+
+    def __init__(self, pool: OpponentPool) -> None:
+        self.pool = pool
+
+    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
+        """The pool's opponents for one hand (``RandomAgent`` replaced by the kernel's random play)."""
+        chosen = self.pool.sample(rng, num_players, learner_seat)
+        return [_KERNEL_RANDOM if isinstance(a, RandomAgent) else a for a in chosen]
 
 
 def _sampling_state(policy: Any) -> dict[str, Any] | None:

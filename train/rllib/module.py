@@ -1,13 +1,16 @@
 """The RLlib policy of ``backend: rllib``: an actor-critic MLP that masks illegal actions.
 
-:class:`MaskedTonkModule` is a torch ``RLModule`` for RLlib's PPO on the new
-API stack. Its input is the env's ``{"observations", "action_mask"}``
-(:mod:`train.rllib.env`); the policy network reads the observation, and every
+:class:`MaskedTonkModule` is a torch ``RLModule`` for RLlib's PPO and APPO on
+the new API stack. Its input is the env's observation followed by the action
+mask (:mod:`train.rllib.vector`; ``mask_in_obs``), or a dict
+``{"observations", "action_mask"}``; the policy network reads the observation, and every
 action whose mask entry is 0 gets the logit :data:`MASKED_LOGIT` in all three
 forward passes (exploration, inference and training), so its probability is
 exactly 0: no illegal action is ever sampled and the PPO loss sees the same
 distribution the env runners sampled from. The value network reads the
-observation too (``compute_values``).
+observation too (``compute_values``). For APPO the learner keeps a target
+copy of the policy network (``_old_pi``, RLlib's ``TargetNetworkAPI``) that
+env runners never load.
 
 The two networks are separate MLPs, ``net.pi`` and ``net.vf`` hidden sizes
 with ``net.activation``, initialised as SB3 does (orthogonal; gain √2 for
@@ -27,6 +30,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.utils import make_target_network
+from ray.rllib.core.rl_module.apis import (
+    TARGET_NETWORK_ACTION_DIST_INPUTS,
+    InferenceOnlyAPI,
+    TargetNetworkAPI,
+)
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
@@ -59,18 +68,25 @@ def _mlp(
     return nn.Sequential(*layers)
 
 
-def _split(obs: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The observation tensor and the action mask of a batch's ``obs`` column."""
+def _split(obs: Any, mask_size: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The observation tensor and the action mask of a batch's ``obs`` column.
+
+    ``mask_size`` > 0: the obs is one flat tensor whose last ``mask_size``
+    columns are the mask (the vector env's layout, :mod:`train.rllib.vector`).
+    """
     if isinstance(obs, Mapping):
         return obs["observations"], obs["action_mask"]
+    if mask_size:
+        return obs[..., :-mask_size], obs[..., -mask_size:]
     return obs, None
 
 
-class MaskedTonkModule(TorchRLModule, ValueFunctionAPI):
+class MaskedTonkModule(TorchRLModule, ValueFunctionAPI, TargetNetworkAPI, InferenceOnlyAPI):
     """Actor-critic MLP over Tonk's observation; illegal actions masked in every forward pass.
 
     ``model_config``: ``pi`` and ``vf`` (hidden sizes), ``activation``
-    (``tanh`` or ``relu``).
+    (``tanh`` or ``relu``), ``mask_in_obs`` (the mask is the observation's last
+    columns, not a dict entry).
     """
 
     def setup(self) -> None:
@@ -78,15 +94,16 @@ class MaskedTonkModule(TorchRLModule, ValueFunctionAPI):
         space = self.observation_space
         obs_space = space["observations"] if isinstance(space, gym.spaces.Dict) else space
         assert obs_space is not None and obs_space.shape is not None
-        n_in = int(obs_space.shape[0])
         n_out = int(self.action_space.n)  # type: ignore[union-attr]  # a Discrete space
         mc = self.model_config if isinstance(self.model_config, Mapping) else {}
+        self.mask_size = n_out if mc.get("mask_in_obs") else 0
+        n_in = int(obs_space.shape[0]) - self.mask_size
         act = _ACTIVATIONS[mc.get("activation", "tanh")]
         self.pi = _mlp(n_in, list(mc.get("pi", [256, 256])), n_out, act, 0.01)
         self.vf = _mlp(n_in, list(mc.get("vf", [256, 256])), 1, act, 1.0)
 
     def _logits(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        obs, mask = _split(batch[Columns.OBS])
+        obs, mask = _split(batch[Columns.OBS], self.mask_size)
         logits = self.pi(obs)
         if mask is not None:
             logits = logits.masked_fill(mask <= 0, MASKED_LOGIT)
@@ -112,8 +129,28 @@ class MaskedTonkModule(TorchRLModule, ValueFunctionAPI):
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         """The value of each observation in the batch."""
-        obs, _ = _split(batch[Columns.OBS])
+        obs, _ = _split(batch[Columns.OBS], self.mask_size)
         return self.vf(obs).squeeze(-1)
+
+    def make_target_networks(self) -> None:
+        """APPO's frozen copy of the policy network (``_old_pi``), made on the learner."""
+        self._old_pi = make_target_network(self.pi)
+
+    def get_target_network_pairs(self) -> list[tuple[nn.Module, nn.Module]]:
+        """The policy network and its APPO target copy."""
+        return [(self.pi, self._old_pi)]
+
+    def forward_target(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """The target copy's masked logits (APPO's KL term against the old policy)."""
+        obs, mask = _split(batch[Columns.OBS], self.mask_size)
+        logits = self._old_pi(obs)
+        if mask is not None:
+            logits = logits.masked_fill(mask <= 0, MASKED_LOGIT)
+        return {TARGET_NETWORK_ACTION_DIST_INPUTS: logits}
+
+    def get_non_inference_attributes(self) -> list[str]:
+        """The target copy stays on the learner: env runners never load it."""
+        return ["_old_pi"]
 
 
 def policy_layers(state: Mapping[str, Any]) -> list[tuple[np.ndarray, np.ndarray]]:

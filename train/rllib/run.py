@@ -1,11 +1,12 @@
 """One run of the RLlib backend: the training loop around ``Algorithm.train()`` and its run folder.
 
 :class:`RllibRun` does for RLlib what :class:`train.sb3.callback.TonkCallback`
-does for SB3: after each PPO iteration it counts outcomes and stakes (from
-the envs, through the env runners), logs a ``rollout`` line to
-``metrics.jsonl`` and TensorBoard scalars under the SB3 backend's names, adds
-snapshots to the envs' pools, evaluates (``best/``), checkpoints, and stops on
-SIGINT/SIGTERM after the running iteration with a checkpoint.
+does for SB3: after each iteration of ``Algorithm.train()`` it reads the
+envs' outcome and stake counts (the env runners' metrics), logs a ``rollout``
+line to ``metrics.jsonl`` and TensorBoard scalars under the SB3 backend's
+names, refreshes the latest frozen copy and adds snapshots to the envs' pools,
+evaluates (``best/``), checkpoints, and stops on SIGINT/SIGTERM after the
+running iteration with a checkpoint.
 """
 
 from __future__ import annotations
@@ -33,12 +34,13 @@ from ..plots import plot_learning_curve
 from ..pool import Layers
 from ..run_folder import log_event, make_run_dir, read_best_score, write_best, write_summary
 from .backend import (
+    POLICY,
     build_algorithm,
     checkpoint_meta,
-    collect_stats,
     learner_state,
     learner_weights,
-    push_snapshot,
+    push_pool,
+    read_stats,
     restore_learner,
     write_run_files,
 )
@@ -97,6 +99,8 @@ class RllibRun:
         self.last_ckpt_step = self.step if ckpt else -1
         self.eval_seconds = self.collect_seconds = self.update_seconds = 0.0
         self.node_steps: Counter[str] = Counter()
+        self._seen = {"kinds": Counter(), "stakes_sum": 0.0, "nodes": Counter(), "sample_s": 0.0}
+        self.sample_seconds = 0.0  # the runners' own seconds inside sample(), added over the runners
         self.writer: Any = None
         self.algo: Any = None
         self._update_clock = 0.0  # seconds inside the learner group's update (the PPO update)
@@ -119,8 +123,9 @@ class RllibRun:
                 if self.ckpt is not None:
                     restore_learner(self.algo, self.ckpt.learner_state)
                     for step, layers in self.snapshots:
-                        push_snapshot(self.algo, layers, cfg.net.activation, step)
-                else:
+                        push_pool(self.algo, snapshot=layers, activation=cfg.net.activation, step=step)
+                push_pool(self.algo, latest=self.policy(), activation=cfg.net.activation)
+                if self.ckpt is None:
                     self.run_dir = self.run_dir or make_run_dir(cfg)
                     write_run_files(cfg, self.run_dir)
                 assert self.run_dir is not None
@@ -153,11 +158,12 @@ class RllibRun:
         run_dir = self.run_dir
         assert run_dir is not None
         self.best_score = read_best_score(run_dir)
-        self.writer = SummaryWriter(str(run_dir / "tb" / "rllib_ppo"))
+        self.writer = SummaryWriter(str(run_dir / "tb" / f"rllib_{cfg.rllib.algo}"))
         if self.ckpt is not None:
             self._log({"type": "resume", "step": self.step, "checkpoint": self.ckpt.path.name})
         start_step = self.step
         next_snapshot = _next_multiple(self.step, cfg.pool.snapshot_every)
+        next_refresh = _next_multiple(self.step, cfg.pool.refresh_every)
         next_eval = _next_multiple(self.step, cfg.eval.every) if cfg.eval.every else None
         next_ckpt = _next_multiple(self.step, cfg.checkpoint_every)
         bar = (
@@ -183,10 +189,13 @@ class RllibRun:
                 self._iteration(start_step)
                 if bar is not None:
                     bar.update(self.step - before)
+                if self.step >= next_refresh:
+                    push_pool(self.algo, latest=self.policy(), activation=cfg.net.activation)
+                    next_refresh = _next_multiple(self.step, cfg.pool.refresh_every)
                 if self.step >= next_snapshot:
                     layers = self.policy()
                     self.snapshots = [*self.snapshots, (self.step, layers)][-cfg.pool.window :]
-                    push_snapshot(self.algo, layers, cfg.net.activation, self.step)
+                    push_pool(self.algo, snapshot=layers, activation=cfg.net.activation, step=self.step)
                     next_snapshot = _next_multiple(self.step, cfg.pool.snapshot_every)
                 if next_eval is not None and self.step >= next_eval and cfg.eval.opponents:
                     self.evaluate()
@@ -213,28 +222,30 @@ class RllibRun:
         update = self._update_clock - clock
         collect = wall - update  # sampling on the env runners, and the weights sent to them
         self.iterations += 1
-        lifetime = int(_num(result["env_runners"]["num_env_steps_sampled_lifetime"]))
-        new_step = start_step + lifetime
-        steps = new_step - self.step
-        self.step = new_step
         self.collect_seconds += collect
         self.update_seconds += update
-        stats = collect_stats(self.algo)
-        kinds: Counter[str] = Counter()
-        stakes = 0.0
-        nodes: Counter[str] = Counter()
-        for s in stats:
-            kinds.update(s["kinds"])
-            stakes += s["stakes_sum"]
-            nodes[s["node"]] += s["steps"]
+        sampled = result.get("env_runners", {}).get("num_env_steps_sampled_lifetime")
+        if sampled is None:  # APPO: no sample has arrived yet
+            return
+        new_step = start_step + int(_num(sampled))
+        steps = new_step - self.step
+        self.step = new_step
+        now = read_stats(result)
+        kinds = now["kinds"] - self._seen["kinds"]
+        nodes = now["nodes"] - self._seen["nodes"]
+        stakes = now["stakes_sum"] - self._seen["stakes_sum"]
+        self.sample_seconds += now["sample_s"] - self._seen["sample_s"]
+        self._seen = now
         self.node_steps.update(nodes)
+        if steps == 0:  # APPO: no sample arrived in this call
+            return
         hands = sum(kinds.values())
         sps = steps / max(wall, 1e-9)
         w = self.writer
         w.add_scalar("tonk/steps_per_s", sps, self.step)
         w.add_scalar("tonk/ent_coef", self.cfg.ppo.ent_coef, self.step)
         w.add_scalar("time/fps", sps, self.step)
-        learner = result.get("learners", {}).get("learner", {})
+        learner = result.get("learners", {}).get(POLICY, {})
         if "entropy" in learner:
             w.add_scalar("train/entropy_loss", -_num(learner["entropy"]), self.step)
         for key, tag in _TB_NAMES.items():
@@ -323,6 +334,7 @@ class RllibRun:
             "steps": self.step,
             "stopped_by": self.stop_reason,
             "backend": "rllib",
+            "algo": r.algo,
             "env_runners": r.env_runners,
             "envs_per_runner": r.envs_per_runner,
             "learners": r.learners,
@@ -335,6 +347,9 @@ class RllibRun:
             "update_seconds": round(self.update_seconds, 3),
             "collect_steps_per_s": per_s(self.collect_seconds),
             "update_steps_per_s": per_s(self.update_seconds),
+            # the runners' own time inside sample() (with APPO it overlaps the update): one runner's rate
+            "runner_sample_seconds": round(self.sample_seconds, 3),
+            "collect_steps_per_s_per_runner": per_s(self.sample_seconds),
             "steps_by_node": dict(self.node_steps),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }

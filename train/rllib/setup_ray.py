@@ -8,7 +8,7 @@ tournaments' Ray backend does.
 
 from __future__ import annotations
 
-from tonk_env.runtime import start_ray
+from tonk_env.runtime import check_address, start_ray
 
 from ..config import TrainConfig
 
@@ -32,9 +32,16 @@ def init_ray(cfg: TrainConfig) -> bool:
     """Start a local Ray instance or join ``rllib.address``; True when this call started or joined it."""
     import ray
 
-    # on a cluster every node needs this package installed: env runners import train.rllib.env there
+    address = cfg.rllib.address
+    if ray.is_initialized() and address:  # a session of this process (a notebook's, a test's) is used as is
+        check_address(address, "rllib.address")
+        raise ValueError(
+            f"rllib.address={address}: Ray is already running in this process; call ray.shutdown() "
+            "first, or leave rllib.address empty to train on the running instance"
+        )
+    # on a cluster every node needs this package installed: env runners import train.rllib.vector there
     started = start_ray(
-        cfg.rllib.address,
+        address,
         cfg.rllib.num_cpus,
         setting="rllib.address",
         install_hint=INSTALL_HINT,

@@ -34,29 +34,12 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.random_agent import RandomAgent
-from tonk_env.agent import Agent, RandomPolicy
 from tonk_env.engine import make_rules
 from tonk_env.obs import obs_layout
 from tonk_env.vector import TonkVectorEnv
 
 from ..config import TrainConfig
-from ..pool import OpponentPool
-
-#: Stands for a random opponent: :class:`TonkVectorEnv` plays every ``RandomPolicy`` in its kernel.
-_KERNEL_RANDOM = RandomPolicy(0)
-
-
-class PoolSampler:
-    """One game's opponent sampler: its pool's draw, with random baselines played in the kernel."""
-
-    def __init__(self, pool: OpponentPool) -> None:
-        self.pool = pool
-
-    def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
-        """The pool's opponents for one hand (``RandomAgent`` replaced by the kernel's random play)."""
-        chosen = self.pool.sample(rng, num_players, learner_seat)
-        return [_KERNEL_RANDOM if isinstance(a, RandomAgent) else a for a in chosen]
+from ..pool import OpponentPool, PoolSampler
 
 
 class CoreVecEnv(VecEnv):

@@ -1,0 +1,189 @@
+"""The env runner of ``backend: rllib``: RLlib's single-agent runner with a batched sampling loop.
+
+:class:`TonkEnvRunner` is RLlib's ``SingleAgentEnvRunner`` (it builds its env
+the same way, ``gym.make_vec(..., vectorization_mode="vector_entry_point")``,
+an :class:`~train.rllib.vector.RllibVectorEnv`; it syncs weights, counts
+steps and reports metrics as RLlib's does) whose ``_sample`` works on whole
+batches instead of one game at a time:
+
+- each step is one forward pass of the masked module over every game's
+  observation, one masked categorical draw for the whole batch (the Gumbel-max
+  trick; ``argmax`` without exploration), and one
+  :meth:`~train.rllib.vector.RllibVectorEnv.step_same` of the compiled core;
+- the steps go into ``(T, num_envs)`` arrays, cut at the end of the sample into
+  one :class:`SingleAgentEpisode` per hand (or per unfinished part of a hand)
+  whose buffers are numpy slices of those arrays.
+
+The stock runner spends most of its time per game and step in Python (its
+connector pipelines, unbatching, one episode call per game); this loop spends
+it per batch. What it leaves out: user connectors on the env-to-module and
+module-to-env paths (the Tonk config adds none), per-episode callbacks and
+RLlib's episode-return metrics (the trainer counts outcomes and stakes from
+the env, :meth:`~train.rllib.vector.RllibVectorEnv.take_stats`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import ray
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
+
+__all__ = ["STATS", "TonkEnvRunner"]
+
+#: The runner metrics' key of the env's counts (lifetime sums, added up over the runners by RLlib):
+#: ``steps``, ``stakes_sum``, ``kinds/<result kind>``, ``node_steps/<Ray node id>``, ``sample_s``
+#: (seconds inside ``sample``; steps / sample_s is the collection rate of one runner).
+STATS = "tonk"
+
+
+def _buffer(data: Any) -> InfiniteLookbackBuffer:
+    """A finished (numpy) episode buffer without lookback."""
+    return InfiniteLookbackBuffer(data=data, lookback=0)
+
+
+class TonkEnvRunner(SingleAgentEnvRunner):
+    """RLlib's single-agent env runner, sampling the Tonk vector env a batch at a time (see the module)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._obs: np.ndarray | None = None
+        self._hand_ids: list[str] = []
+        self._hand_t = np.zeros(0, dtype=np.int64)
+
+    def _sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[SingleAgentEpisode]:
+        """At least ``num_timesteps`` steps of every game at once, as episodes (one per hand or part)."""
+        if num_timesteps is None or random_actions:
+            raise ValueError(
+                "the Tonk env runner samples timesteps with the module (batch_mode truncate_episodes)"
+            )
+        t_start = time.perf_counter()
+        assert self.env is not None
+        env = self.env.unwrapped
+        B = self.num_envs
+        if force_reset or self._needs_initial_reset or self._obs is None:
+            self._obs, _ = env.reset(seed=self._seed if self._needs_initial_reset else None)
+            self._needs_initial_reset = False
+            self._hand_ids = [uuid.uuid4().hex for _ in range(B)]
+            self._hand_t = np.zeros(B, dtype=np.int64)
+        T = max(1, math.ceil(num_timesteps / B))
+        obs = np.empty((T + 1, B, self._obs.shape[1]), dtype=np.float32)
+        obs[0] = self._obs
+        actions = np.empty((T, B), dtype=np.int64)
+        logp = np.empty((T, B), dtype=np.float32)
+        rewards = np.empty((T, B), dtype=np.float32)
+        ended = np.zeros((T, B), dtype=np.bool_)
+        logits_all: np.ndarray | None = None
+        finals: dict[tuple[int, int], np.ndarray] = {}
+        module = self.module
+        assert module is not None
+        for t in range(T):
+            batch = {Columns.OBS: torch.from_numpy(obs[t])}
+            with torch.no_grad():
+                out = module.forward_exploration(batch) if explore else module.forward_inference(batch)
+                logits = out[Columns.ACTION_DIST_INPUTS]
+                if explore:  # Gumbel-max: one categorical draw per row over the masked logits
+                    u = torch.rand_like(logits).clamp_(min=1e-20)
+                    a = torch.argmax(logits - torch.log(-torch.log(u)), dim=1)
+                else:
+                    a = torch.argmax(logits, dim=1)
+                lp = torch.log_softmax(logits, dim=1).gather(1, a[:, None])[:, 0]
+            if logits_all is None:
+                logits_all = np.empty((T, B, logits.shape[1]), dtype=np.float32)
+            logits_all[t] = logits.numpy()
+            actions[t] = a.numpy()
+            logp[t] = lp.numpy()
+            nxt, r, done, last = env.step_same(actions[t])
+            obs[t + 1] = nxt
+            rewards[t] = r
+            ended[t] = done
+            for g, o in last:
+                finals[(t, g)] = o
+        assert logits_all is not None
+        self._obs = obs[T].copy()
+        episodes = self._episodes(obs, actions, logp, logits_all, rewards, ended, finals)
+        steps = T * B
+        done_hands = int(ended.sum())
+        self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=steps)
+        self._increase_sampled_metrics(steps, done_hands)
+        self._log_stats(env.take_stats(), time.perf_counter() - t_start)
+        return episodes
+
+    def _log_stats(self, stats: dict[str, Any], seconds: float) -> None:
+        """Add the env's counts and the sampling time to the runner's metrics (under :data:`STATS`)."""
+        log = self.metrics.log_value
+        log((STATS, "steps"), stats["steps"], reduce="lifetime_sum")
+        log((STATS, "stakes_sum"), stats["stakes_sum"], reduce="lifetime_sum")
+        log((STATS, "sample_s"), seconds, reduce="lifetime_sum")
+        node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+        log((STATS, "node_steps", node), stats["steps"], reduce="lifetime_sum")
+        for kind, n in stats["kinds"].items():
+            log((STATS, "kinds", kind), n, reduce="lifetime_sum")
+
+    def _episodes(
+        self,
+        obs: np.ndarray,
+        actions: np.ndarray,
+        logp: np.ndarray,
+        logits: np.ndarray,
+        rewards: np.ndarray,
+        ended: np.ndarray,
+        finals: dict[tuple[int, int], np.ndarray],
+    ) -> list[SingleAgentEpisode]:
+        """Cut the ``(T, B)`` arrays into one episode per hand (and per hand still going at the end).
+
+        The episodes carry no spaces: their buffers are numpy already, and a space
+        costs each episode a walk over it (most of the cut's time).
+        """
+        T, B = actions.shape
+        out: list[SingleAgentEpisode] = []
+        for g in range(B):
+            start = 0
+            for t in [*np.flatnonzero(ended[:, g]).tolist(), T - 1]:
+                if t < start:
+                    continue  # the last hand ended on the last step
+                terminated = bool(ended[t, g])
+                if terminated:
+                    seen = np.concatenate([obs[start : t + 1, g], finals[(t, g)][None]])
+                else:
+                    seen = obs[start : t + 2, g]
+                n = t + 1 - start
+                out.append(
+                    SingleAgentEpisode(
+                        id_=self._hand_ids[g],
+                        observations=_buffer(seen),
+                        infos=[{} for _ in range(n + 1)],
+                        actions=_buffer(actions[start : t + 1, g]),
+                        rewards=_buffer(rewards[start : t + 1, g]),
+                        extra_model_outputs={
+                            Columns.ACTION_LOGP: _buffer(logp[start : t + 1, g]),
+                            Columns.ACTION_DIST_INPUTS: _buffer(logits[start : t + 1, g]),
+                        },
+                        terminated=terminated,
+                        t_started=int(self._hand_t[g]),
+                        len_lookback_buffer=0,
+                    )
+                )
+                if terminated:
+                    self._hand_ids[g] = uuid.uuid4().hex
+                    self._hand_t[g] = 0
+                else:
+                    self._hand_t[g] += n
+                start = t + 1
+        return out
