@@ -216,13 +216,14 @@ class TrainConfig:
     """Learner steps (decisions) to train for."""
     n_envs: int = 8
     """Parallel environments."""
-    vec_env: str = "dummy"
-    """``dummy`` (one process; :class:`train.vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
-    evaluates the frozen network opponents of all envs in batches) or ``subproc`` (one process
-    per env, ``SubprocVecEnv``; slower on 2 cores) or ``core`` (all envs as one
-    :class:`tonk_env.vector.TonkVectorEnv` on the compiled core, :mod:`train.core_vec`: the same
-    game, opponents, shaping and oracle features, with the random baseline played in the kernel and
-    other deals and random streams than ``dummy``)."""
+    vec_env: str = "core"
+    """``core`` (the default: all envs as one :class:`tonk_env.vector.TonkVectorEnv` on the compiled
+    core, :mod:`train.core_vec`; network opponents batched, heuristics and search through engine
+    mirrors, the random baseline inside the kernel; it runs every pool member and option ``dummy``
+    runs), ``dummy`` (one process; :class:`train.vec.BatchedOpponentsVecEnv` over Python envs: the
+    random streams of runs recorded before ``core`` became the default) or ``subproc`` (one process
+    per env, ``SubprocVecEnv``: spreads slow Python opponents over many cores; slower on 2 cores).
+    The same game either way, with other deals and random streams: docs/TRAINING.md, "The envs"."""
     reward_scale: float = 1.0
     """Rewards are stakes times this."""
     shaping_coef: float = 0.0
