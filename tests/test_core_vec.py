@@ -20,8 +20,9 @@ from train.trainer import train
 QUICK = Path(__file__).resolve().parents[1] / "configs" / "quick.yaml"
 
 
-def test_the_config_offers_core_and_names_it_in_errors() -> None:
-    assert load_config(QUICK, ["vec_env=core"]).vec_env == "core"
+def test_core_is_the_default_and_the_config_names_the_choices_in_errors() -> None:
+    assert config_from_dict({}).vec_env == "core" and load_config(QUICK).vec_env == "core"
+    assert load_config(QUICK, ["vec_env=dummy"]).vec_env == "dummy"
     with pytest.raises(ValueError, match="vec_env='fast' is invalid; allowed: dummy, subproc or core"):
         load_config(QUICK, ["vec_env=fast"])
 

@@ -60,7 +60,7 @@ def _config(tmp_path: Path, **changes: object) -> Path:
 @pytest.mark.parametrize(
     ("changes", "words"),
     [
-        ({"vec_env": "core"}, "config vec_env='core' is a setting of backend sb3 only"),
+        ({"vec_env": "dummy"}, "config vec_env='dummy' is a setting of backend sb3 only"),
         ({"ppo": {"target_kl": 0.02}}, "config ppo.target_kl=0.02 is a setting of backend sb3 only"),
         ({"backend": "sb3"}, "config rllib.env_runners=0 is a setting of backend rllib"),
         ({"rllib": {"env_runners": -1}}, "config rllib.env_runners=-1 is invalid"),

@@ -240,13 +240,14 @@ class TrainConfig:
     """Learner steps (decisions) to train for."""
     n_envs: int = setting(8, _COUNT, low=1)
     """Parallel environments."""
-    vec_env: str = setting("dummy", "dummy, subproc or core", choices=("dummy", "subproc", "core"))
-    """``dummy`` (one process; :class:`train.sb3.dummy_vec.BatchedOpponentsVecEnv`, a ``DummyVecEnv`` that
-    evaluates the frozen network opponents of all envs in batches) or ``subproc`` (one process
-    per env, ``SubprocVecEnv``; slower on 2 cores) or ``core`` (all envs as one
-    :class:`tonk_env.vector.TonkVectorEnv` on the compiled core, :mod:`train.sb3.core_vec`: the same
-    game, opponents, shaping and oracle features, with the random baseline played in the kernel and
-    other deals and random streams than ``dummy``)."""
+    vec_env: str = setting("core", "dummy, subproc or core", choices=("dummy", "subproc", "core"))
+    """``core`` (the default: all envs as one :class:`tonk_env.vector.TonkVectorEnv` on the compiled
+    core, :mod:`train.sb3.core_vec`; network opponents batched, heuristics and search through engine
+    mirrors, the random baseline inside the kernel; it runs every pool member and option ``dummy``
+    runs), ``dummy`` (one process; :class:`train.sb3.dummy_vec.BatchedOpponentsVecEnv` over Python
+    envs: the random streams of runs recorded before ``core`` became the default) or ``subproc`` (one
+    process per env, ``SubprocVecEnv``: spreads slow Python opponents over many cores; slower on 2
+    cores). The same game either way, with other deals and random streams: docs/TRAINING.md, "The envs"."""
     reward_scale: float = setting(1.0, "a finite number > 0", **_POSITIVE)
     """Rewards are stakes times this."""
     shaping_coef: float = setting(0.0, "a finite number")
