@@ -16,12 +16,12 @@ import resource
 from typing import Any
 
 import numpy as np
+from train.core_vec import make_core_vec_env
+from train.vec import BatchedOpponentsVecEnv
 
 from agents.mlp import MLPPolicy
 from train.config import TrainConfig, load_config
-from train.core_vec import make_core_vec_env
 from train.trainer import make_env_fn
-from train.vec import BatchedOpponentsVecEnv
 
 
 def cpu_seconds() -> float:
