@@ -87,3 +87,17 @@ def check_render_mode(render_mode: str | None) -> str | None:
 def check_max_redeals(max_redeals: Any) -> int:
     """Validate ``max_redeals`` (an int >= 0) and return it."""
     return int(_check("max_redeals", max_redeals))
+
+
+def check_seats(learner_seat: Any, dealer: Any, n: int) -> None:
+    """Check ``learner_seat`` (a seat or ``"random"``) and ``dealer`` (None, a seat or ``"random"``)."""
+    if learner_seat != "random" and not (
+        isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
+    ):
+        raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+    if (
+        dealer is not None
+        and dealer != "random"
+        and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
+    ):
+        raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")

@@ -144,6 +144,7 @@ from .settings import (
     check_max_redeals,
     check_render_mode,
     check_reward_scale,
+    check_seats,
 )
 from .spaces import action_space, observation_box
 
@@ -220,17 +221,8 @@ class TonkSingleAgentEnv(gymnasium.Env):
         self.rules = make_rules(rules, **rule_options)
         self.rules.check_players(num_players)
         n = self.num_players = num_players
-        if learner_seat != "random" and not (
-            isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
-        ):
-            raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
+        check_seats(learner_seat, dealer, n)
         self._seat_choice = learner_seat
-        if (
-            dealer is not None
-            and dealer != "random"
-            and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
-        ):
-            raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
         self._dealer_choice = dealer
         self.reward_scale = check_reward_scale(reward_scale)
         self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)

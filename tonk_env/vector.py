@@ -94,7 +94,7 @@ from .engine.state import GameState, legal_mask
 from .obs import obs_layout, observation, privileged_size
 from .outcome import batch_infos, illegal_info, result_info
 from .play import decide, start_hand
-from .settings import check_illegal_action, check_reward_scale
+from .settings import check_illegal_action, check_reward_scale, check_seats
 from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
 from .spaces import action_space, observation_box
 
@@ -106,20 +106,6 @@ _KERNEL_RANDOM = RandomPolicy(0)
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
-
-
-def _check_seats(learner_seat: Any, dealer: Any, n: int) -> None:
-    """``learner_seat`` (a seat or ``"random"``) and ``dealer`` (None, a seat or ``"random"``) checked."""
-    if learner_seat != "random" and not (
-        isinstance(learner_seat, int) and not isinstance(learner_seat, bool) and 0 <= learner_seat < n
-    ):
-        raise ValueError(f"learner_seat must be a seat 0..{n - 1} or 'random', got {learner_seat!r}")
-    if (
-        dealer is not None
-        and dealer != "random"
-        and not (isinstance(dealer, int) and not isinstance(dealer, bool) and 0 <= dealer < n)
-    ):
-        raise ValueError(f"dealer must be None, a seat 0..{n - 1} or 'random', got {dealer!r}")
 
 
 class CoreMirrorError(AssertionError):
@@ -171,7 +157,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         core = self._core = BatchGames(self.rules, num_players, num_envs, deal=False)
         self.P, self.F, self.instant = core.P, core.F, core.instant
         self.shapes, self.suit_runs = core.shapes, core.suit_runs
-        _check_seats(learner_seat, dealer, n)
+        check_seats(learner_seat, dealer, n)
         if not isinstance(oracle, bool) or not isinstance(check, bool):
             raise ValueError(f"oracle and check must be True or False, got {oracle!r} and {check!r}")
         self._seat_choice = learner_seat
