@@ -149,6 +149,30 @@ def write_best(run_dir: Path, step: int, score: float, results: dict[str, Any]) 
     write_json(run_dir / "best.json", {"step": step, "score": score, "results": results})
 
 
+def speed_summary(
+    steps: int, wall: float, eval_seconds: float, collect_seconds: float, update_seconds: float
+) -> dict[str, Any]:
+    """``summary.json``'s times (seconds, to the millisecond) and the rates of ``steps`` trained in them.
+
+    ``collect``: playing the envs (opponents included; RLlib: sampling on the env runners with the
+    weights' sync); ``update``: the PPO update; evaluation excluded from both.
+    """
+
+    def per_s(seconds: float) -> float:
+        return round(steps / max(seconds, 1e-9), 1)
+
+    return {
+        "wall_seconds": round(wall, 3),
+        "eval_seconds": round(eval_seconds, 3),
+        "steps_per_s": per_s(wall),
+        "steps_per_s_excluding_eval": per_s(wall - eval_seconds),
+        "collect_seconds": round(collect_seconds, 3),
+        "update_seconds": round(update_seconds, 3),
+        "collect_steps_per_s": per_s(collect_seconds),
+        "update_steps_per_s": per_s(update_seconds),
+    }
+
+
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     """``summary.json`` and the ``end`` event of ``metrics.jsonl``."""
     write_json(run_dir / "summary.json", summary)

@@ -32,7 +32,7 @@ from ..config import TrainConfig
 from ..evaluation import Evaluator, evaluate_layers, require_evaluator
 from ..plots import plot_learning_curve
 from ..pool import Layers
-from ..run_folder import log_event, make_run_dir, read_best_score, write_best, write_summary
+from ..run_folder import log_event, make_run_dir, read_best_score, speed_summary, write_best, write_summary
 from .backend import (
     POLICY,
     build_algorithm,
@@ -338,15 +338,7 @@ class RllibRun:
             "env_runners": r.env_runners,
             "envs_per_runner": r.envs_per_runner,
             "learners": r.learners,
-            "wall_seconds": round(wall, 3),
-            "eval_seconds": round(self.eval_seconds, 3),
-            "steps_per_s": per_s(wall),
-            "steps_per_s_excluding_eval": per_s(wall - self.eval_seconds),
-            # sampling on the env runners (with the weights' sync) against the PPO update on the learner(s)
-            "collect_seconds": round(self.collect_seconds, 3),
-            "update_seconds": round(self.update_seconds, 3),
-            "collect_steps_per_s": per_s(self.collect_seconds),
-            "update_steps_per_s": per_s(self.update_seconds),
+            **speed_summary(trained, wall, self.eval_seconds, self.collect_seconds, self.update_seconds),
             # the runners' own time inside sample() (with APPO it overlaps the update): one runner's rate
             "runner_sample_seconds": round(self.sample_seconds, 3),
             "collect_steps_per_s_per_runner": per_s(self.sample_seconds),

@@ -26,7 +26,15 @@ from ..config import TrainConfig
 from ..evaluation import Evaluator, evaluate_layers, require_evaluator
 from ..plots import plot_learning_curve
 from ..pool import Layers
-from ..run_folder import log_event, read_best_score, read_pool, write_best, write_pool, write_summary
+from ..run_folder import (
+    log_event,
+    read_best_score,
+    read_pool,
+    speed_summary,
+    write_best,
+    write_pool,
+    write_summary,
+)
 from .runstate import capture_state, redeal, restore_state, write_state
 from .zip_checkpoint import save_run_checkpoint
 
@@ -288,22 +296,10 @@ class TonkCallback(BaseCallback):
         wall = time.perf_counter() - self.t_start
         train_steps = step - self.steps_start
 
-        def per_s(seconds: float) -> float:
-            return round(train_steps / max(seconds, 1e-9), 1)
-
         summary = {
             "steps": step,
             "stopped_by": self.stop_reason,
-            # milliseconds: a tiny run's update takes a few of them
-            "wall_seconds": round(wall, 3),
-            "eval_seconds": round(self.eval_seconds, 3),
-            "steps_per_s": per_s(wall),
-            "steps_per_s_excluding_eval": per_s(wall - self.eval_seconds),
-            # playing the envs (opponents included) against the PPO update, evaluation excluded
-            "collect_seconds": round(self.collect_seconds, 3),
-            "update_seconds": round(self.update_seconds, 3),
-            "collect_steps_per_s": per_s(self.collect_seconds),
-            "update_steps_per_s": per_s(self.update_seconds),
+            **speed_summary(train_steps, wall, self.eval_seconds, self.collect_seconds, self.update_seconds),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
         write_summary(self.run_dir, summary)
