@@ -30,9 +30,10 @@ run: $(STAMP)
 	$(VENV)/bin/tonk pipeline configs/quick.yaml --hands 2000 --workers 2
 
 # The browser game's end-to-end test drives Debian's chromium and chromedriver when they are
-# installed (.ci/run installs them) and skips with the reason when they are not.
+# installed (.ci/run installs them) and skips with the reason when they are not. worksteal: a worker
+# that runs out of tests takes queued ones from the other, so the long tests do not end the run on one.
 test: $(STAMP)
-	$(PY) -m pytest -n $(WORKERS) -q
+	$(PY) -m pytest -n $(WORKERS) --dist worksteal -q
 
 bench: $(STAMP)
 	$(VENV)/bin/tonk bench engine
