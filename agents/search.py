@@ -259,9 +259,9 @@ class NetworkPlayouts:
         while rows.size:
             if check is not None:
                 check()
-            b.legal_masks(masks, count)
-            b.observe(obs, count)
-            moves = self.policy.act_batch({"observation": obs[rows], "action_mask": masks[rows]})
+            live = rows.size  # only the unfinished rows are observed: a few long hands set the rounds
+            b.observe_rows(rows, obs[:live], masks[:live])
+            moves = self.policy.act_batch({"observation": obs[:live], "action_mask": masks[:live]})
             ended = b.step_rows(rows, np.asarray(moves, dtype=np.int64))
             rows = rows[~ended]
         return [float(x) for x in b.payoffs[:count, seat]]

@@ -1,0 +1,175 @@
+"""The candidates of each position, valued by playouts the network plays for every seat.
+
+For a position the network's own choice (its argmax) is a candidate, and
+``k - 1`` more legal actions are drawn without replacement by Gumbel top-k
+on its logits. The hidden cards are dealt ``worlds`` times from the seat's
+view by an opponent model (the learned one of :mod:`agents.beliefs`, or the
+search's selection model); in every world each candidate is played and the
+hand finished by the network for every seat, each seat choosing from its own
+observation of that world (:class:`agents.search.NetworkPlayouts`, on the
+compiled core: one matrix product moves every unfinished playout of a batch).
+Every candidate meets the same worlds, and the playouts are the network's
+argmax, so the world is the only random stream and it is common to all.
+A candidate's value ``Q`` is its mean payoff to the seat over the worlds.
+
+Blocks of positions are valued in separate processes
+(:func:`tonk_env.workers.process_map`), each seeded from the position's
+index, so the values do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.beliefs import load_belief
+from agents.mlp import MLPPolicy
+from agents.search import NetworkPlayouts, deal_worlds, world_state
+from tonk_env.engine import sample_state, seat_info
+from tonk_env.workers import process_map
+
+from .positions import Position
+
+__all__ = ["CandidateValues", "PlayoutStats", "candidates", "value_positions"]
+
+#: Positions per process task.
+BLOCK = 256
+#: The search's selection (its ``selection`` default) when no learned model deals the worlds.
+SELECTION = 0.5
+
+
+@dataclass
+class CandidateValues:
+    """Per position: the candidate actions (the network's choice first) and their playout values."""
+
+    actions: list[np.ndarray]
+    values: list[np.ndarray]
+
+
+@dataclass
+class PlayoutStats:
+    """What the playouts cost: playouts, network decisions and seconds (of all processes together)."""
+
+    playouts: int = 0
+    decisions: int = 0
+    seconds: float = 0.0
+    dealing: float = 0.0
+
+    def add(self, other: PlayoutStats) -> None:
+        """Add another block's counts."""
+        self.playouts += other.playouts
+        self.decisions += other.decisions
+        self.seconds += other.seconds
+        self.dealing += other.dealing
+
+
+class _Counting:
+    """A policy whose batched decisions are counted."""
+
+    def __init__(self, policy: MLPPolicy) -> None:
+        self.policy = policy
+        self.decisions = 0
+
+    def act_batch(self, obs: Any, infos: Sequence[Any] = ()) -> list[int]:
+        self.decisions += len(obs["observation"])
+        return self.policy.act_batch(obs, infos)
+
+
+def candidates(logits: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The argmax legal action, then up to ``k - 1`` others by Gumbel top-k on the logits."""
+    legal = np.flatnonzero(mask)
+    z = logits[legal].astype(np.float64)
+    best = int(np.argmax(z))
+    g = z + rng.gumbel(size=len(z))
+    g[best] = np.inf
+    order = np.argsort(-g, kind="stable")[: min(k, len(legal))]
+    return legal[order].astype(np.int64)
+
+
+def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
+    """Values of one block of positions (a process's task)."""
+    layers, activation, belief_ref, positions, k, worlds, batch, seed = task
+    t0 = time.perf_counter()
+    net = MLPPolicy(layers, activation=activation, deterministic=True)
+    counting = _Counting(net)
+    playouts = NetworkPlayouts(counting)
+    belief = load_belief(belief_ref) if belief_ref else None
+    logits = net.logits(np.stack([p.obs for p in positions]))
+    stats = PlayoutStats()
+    cand_out: list[np.ndarray] = []
+    val_out: list[np.ndarray] = []
+    pending: dict[int, tuple[list[Any], list[tuple[int, int]]]] = {}  # by seat: states, (position, candidate)
+
+    def flush() -> None:
+        for seat, (states, owners) in sorted(pending.items()):
+            pay = playouts.finish(states, seat)
+            for (i, c), v in zip(owners, pay, strict=True):
+                val_out[i][c] += v
+            stats.playouts += len(states)
+        pending.clear()
+
+    for i, pos in enumerate(positions):
+        rng = random.Random(seed + i)
+        gen = np.random.default_rng(seed + i)
+        acts = candidates(logits[i], pos.mask, k, gen)
+        cand_out.append(acts)
+        val_out.append(np.zeros(len(acts)))
+        d0 = time.perf_counter()
+        info = seat_info(pos.state, pos.seat)
+        template = sample_state(info, rng)
+        deals = (
+            belief.deal_worlds(info, worlds, rng)
+            if belief is not None
+            else deal_worlds(info, worlds, rng, SELECTION)
+        )
+        stats.dealing += time.perf_counter() - d0
+        states, owners = pending.setdefault(pos.seat, ([], []))
+        for hands, stock in deals:
+            world = world_state(template, hands, stock)
+            for c, a in enumerate(acts):
+                s = world.copy()
+                s.play(int(a))
+                states.append(s)
+                owners.append((i, c))
+        if sum(len(v[0]) for v in pending.values()) >= batch:
+            flush()
+    flush()
+    for v in val_out:
+        v /= worlds
+    stats.decisions = counting.decisions
+    stats.seconds = time.perf_counter() - t0
+    return CandidateValues(cand_out, val_out), stats
+
+
+def value_positions(
+    net: MLPPolicy,
+    positions: Sequence[Position],
+    k: int,
+    worlds: int,
+    belief: str,
+    seed: int,
+    batch: int = 8192,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[CandidateValues, PlayoutStats]:
+    """Every position's candidates and their values (see the module docstring), with what they cost."""
+
+    layers = net.layers_for_export()
+    tasks = [
+        (layers, net.activation, belief, list(positions[b : b + BLOCK]), k, worlds, batch, seed * 7_919 + b)
+        for b in range(0, len(positions), BLOCK)
+    ]
+    out = CandidateValues([], [])
+    stats = PlayoutStats()
+    for vals, st in process_map(_value_block, tasks, max(1, min(workers, len(tasks)))):
+        out.actions.extend(vals.actions)
+        out.values.extend(vals.values)
+        stats.add(st)
+        if progress is not None:
+            progress(len(vals.actions))
+    return out, stats

@@ -1,0 +1,385 @@
+"""Generations of policy improvement with the network playing its own playouts (``tonk improve``).
+
+Each generation, from the current network:
+
+1. **positions** of every decision type, from hands against ``positions.opponents``
+   (:mod:`train.improve.positions`);
+2. **values** of the network's choice and ``k - 1`` Gumbel top-k candidates by
+   playouts the network plays for every seat, in worlds dealt by the opponent
+   model (:mod:`train.improve.playouts`);
+3. **targets** pi' = softmax(log pi + Q/tau), tau set by a KL budget
+   (:mod:`train.improve.targets`);
+4. **fit** of the next network to pi' and of a value network to the playout
+   returns (:mod:`train.improve.fit`);
+5. **acceptance**: the new network replaces the current one only if it beats it
+   over ``accept.hands`` duplicate hands (``accept.rule``); every generation is
+   also scored against ``accept.record``'s opponents.
+
+The run folder holds ``config.yaml``, ``run.json``, ``gen_000/policy.npz``
+(the start), ``gen_NNN/`` (``policy.npz``, ``value.npz``, ``generation.json``)
+per generation, ``current.npz`` (the accepted network), ``generations.jsonl``
+and ``state.json``. A generation is written whole before ``state.json`` names
+it done, so a run killed at any moment (``kill -9``) resumes at the first
+generation not done, and, every step being seeded from the run's seed and the
+generation's number, ends as the uninterrupted run would.
+
+Training does not import the evaluation package: whoever starts a run passes
+the evaluator (:class:`train.evaluation.Evaluator`; ``tonk improve`` passes
+:func:`eval.duplicate.evaluate`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from tqdm import tqdm
+
+from agents.mlp import MLPPolicy, read_npz
+from agents.registry import make_agent
+from tonk_env.runtime import append_jsonl, write_atomic, write_json
+
+from ..evaluation import Evaluator
+from ..run_folder import policy_meta
+from .config import ImproveConfig, config_from_dict
+from .fit import fit_policy, fit_value, fresh_layers
+from .playouts import value_positions
+from .positions import KINDS, collect_positions, decision_kind
+from .targets import improved_targets
+
+__all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
+
+
+@dataclass
+class ImproveReport:
+    """A finished (or stopped) run: its folder and one row per generation."""
+
+    run_dir: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def current(self) -> Path:
+        """The accepted network's file."""
+        return self.run_dir / "current.npz"
+
+
+def _start_network(spec: str) -> MLPPolicy:
+    """The policy network a spec names, or ``ValueError`` saying it is not one."""
+    agent = make_agent(spec, seed=0)
+    if not isinstance(agent, MLPPolicy):
+        raise ValueError(
+            f"improve config start={spec!r} is invalid; allowed: a policy network (zoo:, npz:, ppo:)"
+        )
+    return agent
+
+
+def _make_run_dir(cfg: ImproveConfig) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = Path(cfg.out_dir) / f"{cfg.name}__{cfg.seed}__{stamp}"
+    run_dir, k = base, 1
+    while run_dir.exists():
+        k += 1
+        run_dir = base.with_name(f"{base.name}-{k}")
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def _save_policy(
+    layers: list[tuple[np.ndarray, np.ndarray]], activation: str, meta: dict[str, Any], path: Path
+) -> None:
+    """Save a policy ``.npz`` atomically (written beside, then renamed)."""
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    MLPPolicy(layers, activation=activation, meta=meta).save_npz(tmp)
+    tmp.replace(path)
+    Path(f"{tmp}.sha256").replace(f"{path}.sha256")
+
+
+def _save_value(layers: list[tuple[np.ndarray, np.ndarray]], path: Path) -> None:
+    """Save the value network's layers (``meta``, ``w0``, ``b0``, ...: no pickle) atomically."""
+    arrays: dict[str, Any] = {"meta": np.array('{"kind": "value", "activation": "tanh"}')}
+    for i, (w, b) in enumerate(layers):
+        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+
+
+@contextmanager
+def _phase(times: dict[str, float], name: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    yield
+    times[name] = round(time.perf_counter() - t0, 2)
+
+
+def _bar(progress: bool, total: int, desc: str, unit: str) -> tuple[Any, Callable[[int], None] | None]:
+    if not progress:
+        return None, None
+    bar = tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, leave=False)
+    return bar, bar.update
+
+
+def _score(res: Any) -> dict[str, Any]:
+    me = res.agents[0]
+    return {"mean": round(me.mean_stakes, 4), "ci95": [round(x, 4) for x in me.ci95], "hands": me.hands}
+
+
+def _generation(
+    cfg: ImproveConfig,
+    run_dir: Path,
+    g: int,
+    current: MLPPolicy,
+    value_layers: list[tuple[np.ndarray, np.ndarray]],
+    evaluate: Evaluator,
+    progress: bool,
+) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
+    """Run generation ``g`` from ``current``; write ``gen_NNN/``; return its row and the value layers."""
+    rules = cfg.make_rules()
+    seed = (cfg.seed * 1_000_003 + g * 7_919) % 2**31
+    times: dict[str, float] = {}
+    row: dict[str, Any] = {"generation": g}
+    with _phase(times, "positions"):
+        bar, tick = _bar(progress, cfg.positions.count, f"gen {g}: positions", "pos")
+        positions = collect_positions(
+            current, cfg.positions.opponents, rules, cfg.players, cfg.positions.count, seed, cfg.workers, tick
+        )
+        if bar is not None:
+            bar.close()
+    obs = np.stack([p.obs for p in positions])
+    masks = np.stack([p.mask for p in positions])
+    with _phase(times, "values"):
+        bar, tick = _bar(progress, len(positions), f"gen {g}: playouts", "pos")
+        vals, stats = value_positions(
+            current,
+            positions,
+            cfg.values.candidates,
+            cfg.values.worlds,
+            cfg.values.belief,
+            seed,
+            cfg.values.batch,
+            cfg.workers,
+            tick,
+        )
+        if bar is not None:
+            bar.close()
+    with _phase(times, "targets"):
+        logits = current.logits(obs)
+        tg = improved_targets(logits, masks, vals, cfg.fit.kl)
+    gaps = np.array([v.max() - v[0] for v in vals.values])
+    returns = np.array([v[0] for v in vals.values])
+    with _phase(times, "fit"):
+        torch.set_num_threads(1)
+        f = cfg.fit
+        new_layers, pol = fit_policy(
+            current.layers_for_export(),
+            current.activation,
+            obs,
+            masks,
+            tg.probs,
+            f.epochs,
+            f.batch_size,
+            f.learning_rate,
+            seed,
+        )
+        value_layers, val = fit_value(
+            value_layers, obs, returns, f.epochs, f.batch_size, f.learning_rate, seed
+        )
+    folder = run_dir / f"gen_{g:03d}"
+    folder.mkdir(exist_ok=True)
+    meta = {**policy_meta(rules, cfg.players), "generation": g}
+    _save_policy(new_layers, current.activation, meta, folder / "policy.npz")
+    _save_value(value_layers, folder / "value.npz")
+    with _phase(times, "accept"):
+        res = evaluate(
+            [f"npz:{folder / 'policy.npz'}", f"npz:{run_dir / 'current.npz'}"],
+            hands=cfg.accept.hands,
+            players=cfg.players,
+            rules=rules,
+            seed=seed,
+            workers=cfg.workers,
+            progress=False,
+            rules_name=cfg.rules,
+        )
+        margin = _score(res)
+        accepted = margin["mean"] > 0 if cfg.accept.rule == "mean" else margin["ci95"][0] > 0
+    with _phase(times, "record"):
+        record = {}
+        for spec, hands in cfg.accept.record.items():
+            r = evaluate(
+                [f"npz:{folder / 'policy.npz'}", spec],
+                hands=hands,
+                players=cfg.players,
+                rules=rules,
+                seed=seed + 1,
+                workers=cfg.workers,
+                progress=False,
+                rules_name=cfg.rules,
+            )
+            record[spec] = _score(r)
+    kinds = Counter(decision_kind(int(a[0])) for a in vals.actions)
+    row.update(
+        {
+            "positions": len(positions),
+            "opponents": dict(Counter(p.opponent for p in positions)),
+            "kinds": {k: kinds.get(k, 0) for k in KINDS},
+            "candidates": round(float(np.mean([len(a) for a in vals.actions])), 3),
+            "playouts": stats.playouts,
+            "playout_decisions": stats.decisions,
+            "playout_decisions_per_s": round(stats.decisions / max(stats.seconds, 1e-9)),
+            "dealing_s": round(stats.dealing, 2),
+            "gap": round(float(gaps.mean()), 4),
+            "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
+            "tau": round(tg.tau, 5),
+            "kl": round(tg.kl, 4),
+            "changed": round(tg.changed, 4),
+            "policy_fit": {"held_out_ce": round(pol.held_out_loss, 4), "agreement": round(pol.agreement, 4)},
+            "value_fit": {
+                "held_out_mse": round(val.held_out_loss, 4),
+                "return_variance": round(val.agreement, 4),
+            },
+            "margin": margin,
+            "accepted": bool(accepted),
+            "record": record,
+            "seconds": times,
+        }
+    )
+    write_json(folder / "generation.json", row)
+    return row, value_layers
+
+
+def _done_rows(run_dir: Path, done: int) -> list[dict[str, Any]]:
+    """The rows of the generations done; a row written after the last ``state.json`` is dropped."""
+    path = run_dir / "generations.jsonl"
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if isinstance(row, dict) and isinstance(row.get("generation"), int) and row["generation"] <= done:
+                rows.append(row)
+        write_atomic(path, "".join(_json_line(r) for r in rows))
+    return rows
+
+
+def _json_line(row: dict[str, Any]) -> str:
+    return json.dumps(row) + "\n"
+
+
+def _loop(
+    cfg: ImproveConfig, run_dir: Path, evaluate: Evaluator, progress: bool, stop: Callable[[], bool] | None
+) -> ImproveReport:
+    """Run the generations not done yet (``state.json``), each written whole before the next."""
+    state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
+    done = int(state["done"])
+    report = ImproveReport(run_dir, _done_rows(run_dir, done))
+    current = MLPPolicy.load_npz(run_dir / "current.npz")
+    if done > 0:
+        value_layers = read_npz(run_dir / f"gen_{done:03d}" / "value.npz", what="value network file")[1]
+    else:
+        size = current.obs_size
+        value_layers = fresh_layers([size, *cfg.fit.value, 1], np.random.default_rng(cfg.seed))
+    for g in range(done + 1, cfg.generations + 1):
+        if stop is not None and stop():
+            break
+        row, value_layers = _generation(cfg, run_dir, g, current, value_layers, evaluate, progress)
+        folder = run_dir / f"gen_{g:03d}"
+        if row["accepted"]:
+            shutil.copyfile(folder / "policy.npz", run_dir / "current.tmp.npz")
+            (run_dir / "current.tmp.npz").replace(run_dir / "current.npz")
+            shutil.copyfile(f"{folder / 'policy.npz'}.sha256", run_dir / "current.npz.sha256")
+            current = MLPPolicy.load_npz(run_dir / "current.npz")
+        row["current"] = (folder if row["accepted"] else Path(state["current"])).name
+        append_jsonl(run_dir / "generations.jsonl", row, sync=True)
+        state = {"done": g, "current": row["current"]}
+        write_json(run_dir / "state.json", state)
+        report.rows.append(row)
+        if progress:
+            tqdm.write(format_row(row))
+    return report
+
+
+def improve(
+    cfg: ImproveConfig,
+    evaluate: Evaluator,
+    progress: bool = True,
+    stop: Callable[[], bool] | None = None,
+) -> ImproveReport:
+    """Start a run of ``cfg`` in a new run folder and run its generations (module docstring)."""
+    start = _start_network(cfg.start)
+    rules = cfg.make_rules()
+    try:
+        start.reset_hand(0, cfg.players, rules)  # the network fits this table
+    except ValueError as e:
+        raise ValueError(f"improve config start={cfg.start!r} is invalid here: {e}") from None
+    run_dir = _make_run_dir(cfg)
+    write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
+    write_json(run_dir / "run.json", {**policy_meta(rules, cfg.players), "start": cfg.start})
+    (run_dir / "gen_000").mkdir()
+    meta = {**policy_meta(rules, cfg.players), "generation": 0}
+    _save_policy(start.layers_for_export(), start.activation, meta, run_dir / "gen_000" / "policy.npz")
+    shutil.copyfile(run_dir / "gen_000" / "policy.npz", run_dir / "current.npz")
+    shutil.copyfile(run_dir / "gen_000" / "policy.npz.sha256", run_dir / "current.npz.sha256")
+    write_json(run_dir / "state.json", {"done": 0, "current": "gen_000"})
+    return _loop(cfg, run_dir, evaluate, progress, stop)
+
+
+def _to_dict(cfg: ImproveConfig) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+def resume_improve(
+    run_dir: str | Path,
+    evaluate: Evaluator,
+    progress: bool = True,
+    stop: Callable[[], bool] | None = None,
+    generations: int | None = None,
+) -> ImproveReport:
+    """Go on with a run folder from its first generation not done (``generations``: a new total)."""
+    folder = Path(run_dir)
+    for name in ("config.yaml", "state.json", "current.npz"):
+        if not (folder / name).is_file():
+            raise ValueError(f"{folder}: not a tonk improve run folder (no {name})")
+    try:
+        data = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
+        json.loads((folder / "state.json").read_text(encoding="utf-8"))["done"]
+    except (yaml.YAMLError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(
+            f"{folder}: its config.yaml or state.json is broken ({type(e).__name__}: {e})"
+        ) from None
+    if generations is not None:
+        data["generations"] = generations
+    cfg = config_from_dict(data)
+    return _loop(cfg, folder, evaluate, progress, stop)
+
+
+def format_row(row: dict[str, Any]) -> str:
+    """One generation as a line: margin over the previous, acceptance, records, the gap and the fits."""
+    m = row["margin"]
+    rec = "  ".join(
+        f"{spec} {r['mean']:+.3f} [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+        for spec, r in row["record"].items()
+    )
+    return (
+        f"gen {row['generation']}: vs previous {m['mean']:+.3f} [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}] "
+        f"{'accepted' if row['accepted'] else 'rejected'}; {rec}; gap {row['gap']:+.4f}, "
+        f"tau {row['tau']:.4g}, changed {row['changed']:.1%}, "
+        f"value mse {row['value_fit']['held_out_mse']:.3f}"
+    )
+
+
+def format_report(report: ImproveReport) -> str:
+    """The generations table of a run."""
+    lines = [f"run {report.run_dir}: {len(report.rows)} generation(s) done; current network {report.current}"]
+    lines += [format_row(r) for r in report.rows]
+    return "\n".join(lines)
