@@ -14,26 +14,37 @@ def cmd_improve(args: argparse.Namespace) -> int:
     """Start or resume a run; print its generations table."""
     from eval.duplicate import evaluate
     from train.improve.config import load_improve_config
-    from train.improve.run import format_report, improve, resume_improve
+    from train.improve.run import format_row, improve, resume_improve
 
     progress = not args.no_progress
+
+    def on_row(row: dict) -> None:
+        if not args.json:
+            print(format_row(row), flush=True)
+
     if args.resume:
         if args.config is not None or args.overrides:
             raise ValueError(
                 "tonk improve --resume RUN takes no CONFIG or KEY=VALUE (the run keeps its config)"
             )
-        report = resume_improve(args.resume, evaluate, progress=progress, generations=args.generations)
+        report = resume_improve(
+            args.resume, evaluate, progress=progress, generations=args.generations, on_row=on_row
+        )
     else:
         if args.config is None:
             raise ValueError("tonk improve needs a CONFIG (e.g. configs/improve_2p.yaml) or --resume RUN")
         overrides = list(args.overrides)
         if args.generations is not None:
             overrides.append(f"generations={args.generations}")
-        report = improve(load_improve_config(args.config, overrides), evaluate, progress=progress)
+        report = improve(
+            load_improve_config(args.config, overrides), evaluate, progress=progress, on_row=on_row
+        )
     if args.json:
         print(json.dumps({"run_dir": str(report.run_dir), "generations": report.rows}, indent=1))
     else:
-        print(format_report(report))
+        print(
+            f"run {report.run_dir}: {len(report.rows)} generation(s) done; current network {report.current}"
+        )
     return 0
 
 

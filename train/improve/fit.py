@@ -107,7 +107,7 @@ def fit_policy(
             loss = loss_of(idx)
             loss.backward()
             opt.step()
-            last = float(loss)
+            last = float(loss.detach())
     with torch.no_grad():
         held_loss = float(loss_of(held)) if len(held) else float("nan")
         z = net(x[held]).masked_fill(~m[held], -1e9)
@@ -145,7 +145,7 @@ def fit_value(
             loss = loss_of(idx)
             loss.backward()
             opt.step()
-            last = float(loss)
+            last = float(loss.detach())
     with torch.no_grad():
         held_loss = float(loss_of(held)) if len(held) else float("nan")
     variance = float(y[held].var()) if len(held) > 1 else float("nan")

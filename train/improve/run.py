@@ -54,8 +54,8 @@ from ..evaluation import Evaluator
 from ..run_folder import policy_meta
 from .config import ImproveConfig, config_from_dict
 from .fit import fit_policy, fit_value, fresh_layers
-from .playouts import value_positions
-from .positions import KINDS, collect_positions, decision_kind
+from .playouts import CandidateValues, PlayoutStats, value_positions
+from .positions import KINDS, Position, collect_positions, decision_kind
 from .targets import improved_targets
 
 __all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
@@ -129,9 +129,60 @@ def _bar(progress: bool, total: int, desc: str, unit: str) -> tuple[Any, Callabl
     return bar, bar.update
 
 
-def _score(res: Any) -> dict[str, Any]:
-    me = res.agents[0]
-    return {"mean": round(me.mean_stakes, 4), "ci95": [round(x, 4) for x in me.ci95], "hands": me.hands}
+def _play_phase(
+    cfg: ImproveConfig, g: int, current: MLPPolicy, seed: int, progress: bool, times: dict[str, float]
+) -> tuple[list[Position], CandidateValues, PlayoutStats]:
+    """A generation's positions and their candidates' playout values."""
+    with _phase(times, "positions"):
+        bar, tick = _bar(progress, cfg.positions.count, f"gen {g}: positions", "pos")
+        positions = collect_positions(
+            current,
+            cfg.positions.opponents,
+            cfg.make_rules(),
+            cfg.players,
+            cfg.positions.count,
+            seed,
+            cfg.workers,
+            tick,
+        )
+        if bar is not None:
+            bar.close()
+    v = cfg.values
+    with _phase(times, "values"):
+        bar, tick = _bar(progress, len(positions), f"gen {g}: playouts", "pos")
+        vals, stats = value_positions(
+            current, positions, v.candidates, v.worlds, v.belief, seed, v.batch, cfg.workers, tick
+        )
+        if bar is not None:
+            bar.close()
+    return positions, vals, stats
+
+
+def _score_phase(
+    cfg: ImproveConfig, new: Path, current: Path, seed: int, evaluate: Evaluator, times: dict[str, float]
+) -> tuple[dict[str, Any], bool, dict[str, Any]]:
+    """The new network's margin over the current one, whether it is accepted, and its records."""
+
+    def score(opponent: str, hands: int, s: int) -> dict[str, Any]:
+        res = evaluate(
+            [f"npz:{new}", opponent],
+            hands=hands,
+            players=cfg.players,
+            rules=cfg.make_rules(),
+            seed=s,
+            workers=cfg.workers,
+            progress=False,
+            rules_name=cfg.rules,
+        )
+        me = res.agents[0]
+        return {"mean": round(me.mean_stakes, 4), "ci95": [round(x, 4) for x in me.ci95], "hands": me.hands}
+
+    with _phase(times, "accept"):
+        margin = score(f"npz:{current}", cfg.accept.hands, seed)
+        accepted = margin["mean"] > 0 if cfg.accept.rule == "mean" else margin["ci95"][0] > 0
+    with _phase(times, "record"):
+        record = {spec: score(spec, hands, seed + 1) for spec, hands in cfg.accept.record.items()}
+    return margin, bool(accepted), record
 
 
 def _generation(
@@ -144,42 +195,18 @@ def _generation(
     progress: bool,
 ) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
     """Run generation ``g`` from ``current``; write ``gen_NNN/``; return its row and the value layers."""
-    rules = cfg.make_rules()
     seed = (cfg.seed * 1_000_003 + g * 7_919) % 2**31
     times: dict[str, float] = {}
-    row: dict[str, Any] = {"generation": g}
-    with _phase(times, "positions"):
-        bar, tick = _bar(progress, cfg.positions.count, f"gen {g}: positions", "pos")
-        positions = collect_positions(
-            current, cfg.positions.opponents, rules, cfg.players, cfg.positions.count, seed, cfg.workers, tick
-        )
-        if bar is not None:
-            bar.close()
+    positions, vals, stats = _play_phase(cfg, g, current, seed, progress, times)
     obs = np.stack([p.obs for p in positions])
     masks = np.stack([p.mask for p in positions])
-    with _phase(times, "values"):
-        bar, tick = _bar(progress, len(positions), f"gen {g}: playouts", "pos")
-        vals, stats = value_positions(
-            current,
-            positions,
-            cfg.values.candidates,
-            cfg.values.worlds,
-            cfg.values.belief,
-            seed,
-            cfg.values.batch,
-            cfg.workers,
-            tick,
-        )
-        if bar is not None:
-            bar.close()
     with _phase(times, "targets"):
-        logits = current.logits(obs)
-        tg = improved_targets(logits, masks, vals, cfg.fit.kl)
+        tg = improved_targets(current.logits(obs), masks, vals, cfg.fit.kl)
     gaps = np.array([v.max() - v[0] for v in vals.values])
-    returns = np.array([v[0] for v in vals.values])
+    returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
+    f = cfg.fit
     with _phase(times, "fit"):
         torch.set_num_threads(1)
-        f = cfg.fit
         new_layers, pol = fit_policy(
             current.layers_for_export(),
             current.activation,
@@ -196,63 +223,38 @@ def _generation(
         )
     folder = run_dir / f"gen_{g:03d}"
     folder.mkdir(exist_ok=True)
-    meta = {**policy_meta(rules, cfg.players), "generation": g}
+    meta = {**policy_meta(cfg.make_rules(), cfg.players), "generation": g}
     _save_policy(new_layers, current.activation, meta, folder / "policy.npz")
     _save_value(value_layers, folder / "value.npz")
-    with _phase(times, "accept"):
-        res = evaluate(
-            [f"npz:{folder / 'policy.npz'}", f"npz:{run_dir / 'current.npz'}"],
-            hands=cfg.accept.hands,
-            players=cfg.players,
-            rules=rules,
-            seed=seed,
-            workers=cfg.workers,
-            progress=False,
-            rules_name=cfg.rules,
-        )
-        margin = _score(res)
-        accepted = margin["mean"] > 0 if cfg.accept.rule == "mean" else margin["ci95"][0] > 0
-    with _phase(times, "record"):
-        record = {}
-        for spec, hands in cfg.accept.record.items():
-            r = evaluate(
-                [f"npz:{folder / 'policy.npz'}", spec],
-                hands=hands,
-                players=cfg.players,
-                rules=rules,
-                seed=seed + 1,
-                workers=cfg.workers,
-                progress=False,
-                rules_name=cfg.rules,
-            )
-            record[spec] = _score(r)
-    kinds = Counter(decision_kind(int(a[0])) for a in vals.actions)
-    row.update(
-        {
-            "positions": len(positions),
-            "opponents": dict(Counter(p.opponent for p in positions)),
-            "kinds": {k: kinds.get(k, 0) for k in KINDS},
-            "candidates": round(float(np.mean([len(a) for a in vals.actions])), 3),
-            "playouts": stats.playouts,
-            "playout_decisions": stats.decisions,
-            "playout_decisions_per_s": round(stats.decisions / max(stats.seconds, 1e-9)),
-            "dealing_s": round(stats.dealing, 2),
-            "gap": round(float(gaps.mean()), 4),
-            "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
-            "tau": round(tg.tau, 5),
-            "kl": round(tg.kl, 4),
-            "changed": round(tg.changed, 4),
-            "policy_fit": {"held_out_ce": round(pol.held_out_loss, 4), "agreement": round(pol.agreement, 4)},
-            "value_fit": {
-                "held_out_mse": round(val.held_out_loss, 4),
-                "return_variance": round(val.agreement, 4),
-            },
-            "margin": margin,
-            "accepted": bool(accepted),
-            "record": record,
-            "seconds": times,
-        }
+    margin, accepted, record = _score_phase(
+        cfg, folder / "policy.npz", run_dir / "current.npz", seed, evaluate, times
     )
+    kinds = Counter(decision_kind(int(a[0])) for a in vals.actions)
+    row = {
+        "generation": g,
+        "positions": len(positions),
+        "opponents": dict(Counter(p.opponent for p in positions)),
+        "kinds": {k: kinds.get(k, 0) for k in KINDS},
+        "candidates": round(float(np.mean([len(a) for a in vals.actions])), 3),
+        "playouts": stats.playouts,
+        "playout_decisions": stats.decisions,
+        "playout_decisions_per_s": round(stats.decisions / max(stats.seconds, 1e-9)),
+        "dealing_s": round(stats.dealing, 2),
+        "gap": round(float(gaps.mean()), 4),
+        "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
+        "tau": round(tg.tau, 5),
+        "kl": round(tg.kl, 4),
+        "changed": round(tg.changed, 4),
+        "policy_fit": {"held_out_ce": round(pol.held_out_loss, 4), "agreement": round(pol.agreement, 4)},
+        "value_fit": {
+            "held_out_mse": round(val.held_out_loss, 4),
+            "return_variance": round(val.agreement, 4),
+        },
+        "margin": margin,
+        "accepted": accepted,
+        "record": record,
+        "seconds": times,
+    }
     write_json(folder / "generation.json", row)
     return row, value_layers
 
@@ -277,7 +279,12 @@ def _json_line(row: dict[str, Any]) -> str:
 
 
 def _loop(
-    cfg: ImproveConfig, run_dir: Path, evaluate: Evaluator, progress: bool, stop: Callable[[], bool] | None
+    cfg: ImproveConfig,
+    run_dir: Path,
+    evaluate: Evaluator,
+    progress: bool,
+    stop: Callable[[], bool] | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
 ) -> ImproveReport:
     """Run the generations not done yet (``state.json``), each written whole before the next."""
     state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
@@ -304,8 +311,8 @@ def _loop(
         state = {"done": g, "current": row["current"]}
         write_json(run_dir / "state.json", state)
         report.rows.append(row)
-        if progress:
-            tqdm.write(format_row(row))
+        if on_row is not None:
+            on_row(row)
     return report
 
 
@@ -314,8 +321,12 @@ def improve(
     evaluate: Evaluator,
     progress: bool = True,
     stop: Callable[[], bool] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> ImproveReport:
-    """Start a run of ``cfg`` in a new run folder and run its generations (module docstring)."""
+    """Start a run of ``cfg`` in a new run folder and run its generations (module docstring).
+
+    ``stop()`` true ends the run before the next generation; ``on_row(row)`` gets each finished one.
+    """
     start = _start_network(cfg.start)
     rules = cfg.make_rules()
     try:
@@ -331,7 +342,7 @@ def improve(
     shutil.copyfile(run_dir / "gen_000" / "policy.npz", run_dir / "current.npz")
     shutil.copyfile(run_dir / "gen_000" / "policy.npz.sha256", run_dir / "current.npz.sha256")
     write_json(run_dir / "state.json", {"done": 0, "current": "gen_000"})
-    return _loop(cfg, run_dir, evaluate, progress, stop)
+    return _loop(cfg, run_dir, evaluate, progress, stop, on_row)
 
 
 def _to_dict(cfg: ImproveConfig) -> dict[str, Any]:
@@ -344,6 +355,7 @@ def resume_improve(
     progress: bool = True,
     stop: Callable[[], bool] | None = None,
     generations: int | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> ImproveReport:
     """Go on with a run folder from its first generation not done (``generations``: a new total)."""
     folder = Path(run_dir)
@@ -360,7 +372,7 @@ def resume_improve(
     if generations is not None:
         data["generations"] = generations
     cfg = config_from_dict(data)
-    return _loop(cfg, folder, evaluate, progress, stop)
+    return _loop(cfg, folder, evaluate, progress, stop, on_row)
 
 
 def format_row(row: dict[str, Any]) -> str:

@@ -1,0 +1,176 @@
+"""``tonk improve``: generations of policy improvement by network playouts (train/improve/)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.mlp import MLPPolicy
+from agents.registry import make_agent
+from eval.duplicate import evaluate
+from tonk_cli.main import main
+from tonk_env.engine import make_rules
+from tonk_env.obs import obs_layout
+from train.improve.config import config_from_dict, load_improve_config
+from train.improve.playouts import CandidateValues, candidates, value_positions
+from train.improve.positions import collect_positions
+from train.improve.run import improve, resume_improve
+from train.improve.targets import improved_targets, log_policy
+from train.run_folder import policy_meta
+
+RULES = make_rules("standard")
+
+
+def _tiny_net(path: Path, seed: int = 0) -> str:
+    """A small random 2-player policy network saved as ``path``; its spec."""
+    rng = np.random.default_rng(seed)
+    sizes = [obs_layout(2).size, 16, RULES.table_size if hasattr(RULES, "table_size") else 0]
+    sizes[-1] = make_agent("zoo:2p").num_actions
+    layers = [
+        (rng.normal(0, 0.3, (b, a)).astype(np.float32), np.zeros(b, np.float32))
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+    ]
+    MLPPolicy(layers, meta=policy_meta(RULES, 2)).save_npz(path)
+    return f"npz:{path}"
+
+
+def _cfg(tmp_path: Path, start: str, **extra: object) -> dict:
+    data = {
+        "name": "tiny",
+        "start": start,
+        "generations": 2,
+        "workers": 1,
+        "out_dir": str(tmp_path / "runs"),
+        "positions": {"count": 120, "opponents": {"self": 1, "heuristic:greedy": 1}},
+        "values": {"worlds": 2, "candidates": 2, "batch": 256},
+        "fit": {"epochs": 2, "learning_rate": 1e-2, "value": [8], "kl": 0.2},
+        "accept": {"hands": 40, "record": {"random": 20}},
+    }
+    data.update(extra)
+    return data
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_candidates_start_with_the_argmax_and_stay_legal() -> None:
+    logits = np.array([0.0, 3.0, 1.0, 2.0, 5.0])
+    mask = np.array([1, 1, 1, 1, 0], dtype=np.int8)
+    got = candidates(logits, mask, 3, np.random.default_rng(0))
+    assert got[0] == 1  # the highest legal logit (4 is illegal)
+    assert len(set(got.tolist())) == 3 and all(mask[a] for a in got)
+    assert len(candidates(logits, mask, 16, np.random.default_rng(0))) == 4  # no more than the legal ones
+
+
+def test_targets_meet_the_kl_budget_and_move_towards_the_better_candidate() -> None:
+    logits = np.array([[2.0, 1.0, 0.0, -5.0], [0.0, 0.0, 0.0, 0.0]])
+    masks = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=np.int8)
+    vals = CandidateValues([np.array([0, 1]), np.array([0, 1])], [np.array([0.0, 0.5]), np.array([0.2, 0.2])])
+    tg = improved_targets(logits, masks, vals, kl=0.05)
+    assert tg.kl == pytest.approx(0.05, rel=0.05)
+    pi = np.exp(log_policy(logits, masks))
+    assert tg.probs[0, 1] > pi[0, 1] and tg.probs[0, 0] < pi[0, 0]  # towards the candidate worth more
+    assert tg.probs[0, 3] == 0 and tg.probs[1, 2:].sum() == 0  # nothing on illegal actions
+    assert np.allclose(tg.probs[1, :2], pi[1, :2])  # equal values: pi unchanged
+    assert np.allclose(tg.probs.sum(axis=1), 1.0)
+
+
+def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
+    net = make_agent(_tiny_net(tmp_path / "a.npz"))
+    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 120, seed=4, workers=1)
+    assert len(pos) == 120 and all(p.mask.sum() >= 2 for p in pos)
+    assert [p.obs.tobytes() for p in pos] == [
+        p.obs.tobytes() for p in collect_positions(net, {"self": 1.0}, RULES, 2, 120, seed=4, workers=2)
+    ]
+    one, stats = value_positions(net, pos, 2, 2, "2p", seed=1, batch=64, workers=1)
+    two, _ = value_positions(net, pos, 2, 2, "2p", seed=1, batch=64, workers=2)
+    assert all(np.array_equal(a, b) for a, b in zip(one.values, two.values, strict=True))
+    assert stats.playouts == sum(2 * len(a) for a in one.actions) and stats.decisions > 0
+    drop_first = [v for a, v in zip(one.actions, one.values, strict=True) if a[0] == 0]
+    assert all(abs(x) <= 10 for v in drop_first for x in v)  # payoffs in stakes
+
+
+def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: Path) -> None:
+    start = _tiny_net(tmp_path / "start.npz")
+    whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
+    assert [r["generation"] for r in whole.rows] == [1, 2]
+    row = whole.rows[0]
+    assert row["positions"] == 120 and row["playouts"] > 0 and set(row["record"]) == {"random"}
+    assert row["margin"]["hands"] == 40 and isinstance(row["accepted"], bool)
+    assert 0 < row["kl"] and row["tau"] > 0
+    for g in (0, 1, 2):
+        MLPPolicy.load_npz(whole.run_dir / f"gen_{g:03d}" / "policy.npz")  # each a loadable network
+    # stopped after one generation, as a kill after gen_001 was written leaves it, then resumed
+    part = improve(config_from_dict(_cfg(tmp_path / "b", start)), evaluate, progress=False, stop=_after(1))
+    assert [r["generation"] for r in part.rows] == [1]
+    with open(part.run_dir / "generations.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"generation": 2, "half": "written before state.json"}) + "\n")
+    rest = resume_improve(part.run_dir, evaluate, progress=False)
+    assert [r["generation"] for r in rest.rows] == [1, 2]
+    for name in ("gen_001/policy.npz", "gen_002/policy.npz", "gen_002/value.npz", "current.npz"):
+        assert _digest(whole.run_dir / name) == _digest(part.run_dir / name), name
+    lines = (part.run_dir / "generations.jsonl").read_text().splitlines()
+    assert [json.loads(x)["generation"] for x in lines] == [1, 2]
+    assert [_timeless(r) for r in whole.rows] == [_timeless(r) for r in rest.rows]
+
+
+def _timeless(row: dict) -> dict:
+    """A generation's row without its timings."""
+    return {k: v for k, v in row.items() if k not in ("seconds", "playout_decisions_per_s", "dealing_s")}
+
+
+def _after(n: int):  # type: ignore[no-untyped-def]
+    calls = {"k": 0}
+
+    def stop() -> bool:
+        calls["k"] += 1
+        return calls["k"] > n
+
+    return stop
+
+
+def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"values\.worlds=0 is invalid; allowed: an int 1\.\.1,024"):
+        config_from_dict({"values": {"worlds": 0}})
+    with pytest.raises(
+        ValueError, match="unknown improve config key 'generation' .did you mean 'generations'"
+    ):
+        config_from_dict({"generation": 3})
+    with pytest.raises(ValueError, match="accept.hands=41 is invalid; allowed: an even number"):
+        config_from_dict({"accept": {"hands": 41}})
+    with pytest.raises(ValueError, match="accept.rule='best' is invalid; allowed: mean or interval"):
+        config_from_dict({"accept": {"rule": "best"}})
+    with pytest.raises(ValueError, match="positions.opponents"):
+        config_from_dict({"positions": {"opponents": {"nonsense:agent": 1}}})
+    path = tmp_path / "c.yaml"
+    path.write_text("positions:\n  opponents: {self: 1, heuristic:expert: 1}\n")
+    cfg = load_improve_config(path, ["positions.opponents={self: 1}"])
+    assert cfg.positions.opponents == {"self": 1}  # a mapping given on the command line replaces the file's
+    with pytest.raises(ValueError, match="improve config start='heuristic:expert' is invalid"):
+        improve(config_from_dict(_cfg(tmp_path, "heuristic:expert")), evaluate, progress=False)
+
+
+def test_the_command_says_what_is_missing_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["improve"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs a CONFIG" in err[0]
+    assert main(["improve", "--resume", str(tmp_path)]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a tonk improve run folder" in err[0]
+    start = _tiny_net(tmp_path / "s.npz")
+    cfg = tmp_path / "tiny.yaml"
+    import yaml
+
+    cfg.write_text(yaml.safe_dump(_cfg(tmp_path, start, generations=1)))
+    assert main(["improve", str(cfg), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "gen 1: vs previous" in out and "random" in out
+    assert os.path.isdir(tmp_path / "runs")
