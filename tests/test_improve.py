@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +11,11 @@ import pytest
 
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
+from agents.zoo import ZOO_ENV, read_card
 from eval.duplicate import evaluate
 from tonk_cli.main import main
-from tonk_env.engine import make_rules
+from tonk_cli.workflows.zoo import add_entry
+from tonk_env.engine import action_table, make_rules
 from tonk_env.obs import obs_layout
 from train.improve.config import config_from_dict, load_improve_config
 from train.improve.playouts import CandidateValues, candidates, value_positions
@@ -29,8 +30,7 @@ RULES = make_rules("standard")
 def _tiny_net(path: Path, seed: int = 0) -> str:
     """A small random 2-player policy network saved as ``path``; its spec."""
     rng = np.random.default_rng(seed)
-    sizes = [obs_layout(2).size, 16, RULES.table_size if hasattr(RULES, "table_size") else 0]
-    sizes[-1] = make_agent("zoo:2p").num_actions
+    sizes = [obs_layout(2).size, 16, action_table(RULES.ace_high).size]
     layers = [
         (rng.normal(0, 0.3, (b, a)).astype(np.float32), np.zeros(b, np.float32))
         for a, b in zip(sizes[:-1], sizes[1:], strict=True)
@@ -173,4 +173,18 @@ def test_the_command_says_what_is_missing_in_one_line(
     assert main(["improve", str(cfg), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "gen 1: vs previous" in out and "random" in out
-    assert os.path.isdir(tmp_path / "runs")
+    (run,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run / "summary.json").read_text())["generations"] == 1
+
+
+def test_an_improved_network_goes_into_the_zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ZOO_ENV, str(tmp_path / "zoo"))
+    (tmp_path / "zoo").mkdir()
+    start = _tiny_net(tmp_path / "s.npz")
+    report = improve(config_from_dict(_cfg(tmp_path, start, generations=1)), evaluate, progress=False)
+    entry = add_entry(report.run_dir, "tiny", baselines=["random"], hands=20, progress=False)
+    assert entry.card["source"]["checkpoint"] == "current.npz"
+    assert entry.card["training"]["generations"] == 1 and entry.card["training"]["start"] == start
+    page = entry.page_file.read_text()
+    assert "1 generations of policy improvement" in page
+    assert read_card("tiny")["sha256"] == _digest(tmp_path / "zoo" / "tiny.npz")

@@ -66,7 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     za = zs.add_parser("add", help="export a run's best checkpoint into the zoo, evaluate it, write its card")
     za.add_argument("run_dir", metavar="RUN_DIR", help="a training run folder")
     za.add_argument("--name", required=True, help="the zoo name (zoo:NAME), e.g. 2p")
-    za.add_argument("--checkpoint", help="a checkpoint .zip of the run (default: its best.zip)")
+    za.add_argument(
+        "--checkpoint",
+        help="a checkpoint .zip or policy .npz (default: best.zip; a tonk improve run: current.npz)",
+    )
     za.add_argument(
         "--baselines", nargs="+", metavar="SPEC", help="opponents, weakest first (default: random, "
         "heuristic:greedy, heuristic:expert, and search:ismcts for 2 players)",

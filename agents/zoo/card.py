@@ -179,8 +179,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| observation layout | version {card['obs_version']} |",
         f"| network | {net.get('activation', '?')}, layers {net.get('sizes', '?')} |",
         f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",
-        f"| trained | {_duration(tr.get('wall_seconds'))} in all; {_steps(tr.get('steps'))} PPO steps "
-        f"in {_duration(tr.get('ppo_seconds', tr.get('wall_seconds')))} |",
+        _trained(tr),
         f"| machine | {tr.get('machine', '?')} (torch kernels {tr.get('torch_cpu_capability', '?')}) |",
         f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, step {src.get('step', '?')} |",
         f"| commit | {card.get('commit') or 'unknown'}{dirty} |",
@@ -225,6 +224,19 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         )
     lines += ["", "This page is written from the card `" + card["name"] + ".json` by `tonk zoo card`.", ""]
     return "\n".join(lines)
+
+
+def _trained(tr: Mapping[str, Any]) -> str:
+    """The card's "trained" row: PPO steps, or generations of policy improvement (``tonk improve``)."""
+    if tr.get("generations") is not None:
+        return (
+            f"| trained | {_duration(tr.get('wall_seconds'))} in all: {tr['generations']} generations of "
+            f"policy improvement by its own playouts (`tonk improve`) from {tr.get('start', '?')} |"
+        )
+    return (
+        f"| trained | {_duration(tr.get('wall_seconds'))} in all; {_steps(tr.get('steps'))} PPO steps "
+        f"in {_duration(tr.get('ppo_seconds', tr.get('wall_seconds')))} |"
+    )
 
 
 def _steps(steps: Any) -> str:

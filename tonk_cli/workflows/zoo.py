@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import resolve_checkpoint
+from agents.mlp import MLPPolicy
 from agents.peek import refuse_peek
 from agents.ppo import load_policy
 from agents.registry import check_spec, parse_spec
@@ -117,9 +118,11 @@ def _read_run(run: Path, checkpoint: str | None) -> tuple[Path, dict[str, Any], 
     """The run's checkpoint path, its config, the policy and the rules (checked against the policy's)."""
     if not (run / "config.yaml").is_file():
         raise ValueError(f"{run}: no config.yaml; not a training run folder")
+    if checkpoint is None and (run / "current.npz").is_file() and not (run / "best.zip").is_file():
+        checkpoint = str(run / "current.npz")  # a `tonk improve` run: its accepted network
     ckpt = resolve_checkpoint(Path(checkpoint) if checkpoint else run)
     config = read_config_file(run / "config.yaml")
-    policy = load_policy(ckpt)
+    policy = MLPPolicy.load_npz(ckpt) if ckpt.suffix == ".npz" else load_policy(ckpt)
     meta = policy.meta
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
     rules = make_rules(preset, **options)
@@ -184,7 +187,11 @@ def add_entry(
             "activation": policy.activation,
             "sizes": [policy.obs_size, *(b.shape[0] for _, b in policy.layers)],
         },
-        "source": {"run": str(run), "checkpoint": ckpt.name, "step": meta.get("step")},
+        "source": {
+            "run": str(run),
+            "checkpoint": ckpt.name,
+            "step": meta.get("step", meta.get("generation")),
+        },
         "config": config,
         "training": {
             "steps": summary.get("steps"),
@@ -192,6 +199,11 @@ def add_entry(
             "ppo_seconds": summary.get("wall_seconds"),
             "machine": machine or f"{_machine()} (the machine that wrote this card)",
             "torch_cpu_capability": run_info.get("torch_cpu_capability"),
+            **(
+                {"generations": summary["generations"], "start": config.get("start")}
+                if "generations" in summary
+                else {}
+            ),
             "versions": run_info.get("versions"),
         },
         "commit": commit,

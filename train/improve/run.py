@@ -311,6 +311,15 @@ def _loop(
         state = {"done": g, "current": row["current"]}
         write_json(run_dir / "state.json", state)
         report.rows.append(row)
+        write_json(
+            run_dir / "summary.json",
+            {
+                "generations": g,
+                "accepted": sum(r["accepted"] for r in report.rows),
+                "wall_seconds": round(sum(sum(r["seconds"].values()) for r in report.rows), 1),
+                "current": row["current"],
+            },
+        )
         if on_row is not None:
             on_row(row)
     return report
