@@ -48,7 +48,7 @@ def _cfg(tmp_path: Path, start: str, **extra: object) -> dict:
         "out_dir": str(tmp_path / "runs"),
         "positions": {"count": 120, "opponents": {"self": 1, "heuristic:greedy": 1}},
         "values": {"worlds": 2, "candidates": 2, "batch": 256},
-        "fit": {"epochs": 2, "learning_rate": 1e-2, "value": [8], "kl": 0.2},
+        "fit": {"epochs": 2, "learning_rate": 1e-2, "value": [8], "kl": 0.2, "window": 2},
         "accept": {"hands": 40, "record": {"random": 20}},
     }
     data.update(extra)

@@ -78,7 +78,9 @@ class FitSettings:
     kl: float = setting(0.05, "a number in (0, 10]", low=0, low_open=True, high=10)
     """Mean KL divergence of the target pi' from pi over the positions; sets the temperature tau."""
     epochs: int = setting(4, "an int 1..1,000", low=1, high=1000)
-    """Passes over the generation's positions."""
+    """Passes over the positions of the window."""
+    window: int = setting(1, "an int 1..100 (this generation and the ones before it)", low=1, high=100)
+    """Generations whose positions and targets the fit reads: 1 is this one's only; 3 adds the two before."""
     batch_size: int = setting(512, "an int 1..65,536", low=1, high=65_536)
     """Positions per gradient step."""
     learning_rate: float = setting(1.0e-4, "a number in (0, 1]", low=0, low_open=True, high=1)

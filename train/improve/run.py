@@ -115,6 +115,34 @@ def _save_value(layers: list[tuple[np.ndarray, np.ndarray]], path: Path) -> None
     tmp.replace(path)
 
 
+def _save_targets(
+    path: Path, obs: np.ndarray, masks: np.ndarray, probs: np.ndarray, returns: np.ndarray
+) -> None:
+    """A generation's positions and targets (read again by the fits of ``fit.window`` generations)."""
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez_compressed(tmp, obs=obs, masks=masks, probs=probs.astype(np.float16), returns=returns)
+    tmp.replace(path)
+
+
+def _window(run_dir: Path, g: int, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The positions, masks, targets and returns of generations ``g - window + 1 .. g`` (oldest first)."""
+    parts: list[list[np.ndarray]] = [[], [], [], []]
+    for k in range(max(1, g - window + 1), g + 1):
+        path = run_dir / f"gen_{k:03d}" / "targets.npz"
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = [data["obs"], data["masks"], data["probs"].astype(np.float32), data["returns"]]
+        except (OSError, KeyError, ValueError) as e:
+            raise ValueError(
+                f"{path}: cannot read a generation's targets ({type(e).__name__}: {e})"
+            ) from None
+        for part, a in zip(parts, arrays, strict=True):
+            part.append(a)
+    obs, masks, probs, returns = (np.concatenate(p) for p in parts)
+    probs /= probs.sum(axis=1, keepdims=True)  # float16 rounding
+    return obs, masks, probs, returns
+
+
 @contextmanager
 def _phase(times: dict[str, float], name: str) -> Iterator[None]:
     t0 = time.perf_counter()
@@ -205,14 +233,18 @@ def _generation(
     gaps = np.array([v.max() - v[0] for v in vals.values])
     returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
     f = cfg.fit
+    folder = run_dir / f"gen_{g:03d}"
+    folder.mkdir(exist_ok=True)
     with _phase(times, "fit"):
+        _save_targets(folder / "targets.npz", obs, masks, tg.probs, returns)
+        obs, masks, probs, returns = _window(run_dir, g, f.window)
         torch.set_num_threads(1)
         new_layers, pol = fit_policy(
             current.layers_for_export(),
             current.activation,
             obs,
             masks,
-            tg.probs,
+            probs,
             f.epochs,
             f.batch_size,
             f.learning_rate,
@@ -221,8 +253,6 @@ def _generation(
         value_layers, val = fit_value(
             value_layers, obs, returns, f.epochs, f.batch_size, f.learning_rate, seed
         )
-    folder = run_dir / f"gen_{g:03d}"
-    folder.mkdir(exist_ok=True)
     meta = {**policy_meta(cfg.make_rules(), cfg.players), "generation": g}
     _save_policy(new_layers, current.activation, meta, folder / "policy.npz")
     _save_value(value_layers, folder / "value.npz")
