@@ -81,6 +81,18 @@ def test_targets_meet_the_kl_budget_and_move_towards_the_better_candidate() -> N
     assert np.allclose(tg.probs.sum(axis=1), 1.0)
 
 
+def test_the_held_out_gap_is_zero_where_the_candidates_are_equal_and_the_plain_gap_is_not() -> None:
+    rng = np.random.default_rng(0)
+    halves = [rng.normal(0, 0.3, (2, 3)) for _ in range(4000)]  # equal true values, noise only
+    vals = CandidateValues([np.arange(3)] * 4000, [h.mean(axis=0) for h in halves], halves)
+    gap, se = vals.held_out_gap()
+    assert abs(gap) < 4 * se and se > 0
+    assert np.mean([v.max() - v[0] for v in vals.values]) > 10 * se  # the noise's own "gain"
+    better = [h + np.array([0.0, 0.2, 0.0]) for h in halves]  # the second candidate is worth +0.2
+    gap, _ = CandidateValues([np.arange(3)] * 4000, [h.mean(axis=0) for h in better], better).held_out_gap()
+    assert 0.1 < gap < 0.2
+
+
 def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
     net = make_agent(_tiny_net(tmp_path / "a.npz"))
     pos = collect_positions(net, {"self": 1.0}, RULES, 2, 120, seed=4, workers=1)
@@ -92,6 +104,7 @@ def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
     two, _ = value_positions(net, pos, 2, 2, "2p", seed=1, batch=64, workers=2)
     assert all(np.array_equal(a, b) for a, b in zip(one.values, two.values, strict=True))
     assert stats.playouts == sum(2 * len(a) for a in one.actions) and stats.decisions > 0
+    assert np.isfinite(one.held_out_gap()[0])
     drop_first = [v for a, v in zip(one.actions, one.values, strict=True) if a[0] == 0]
     assert all(abs(x) <= 10 for v in drop_first for x in v)  # payoffs in stakes
 

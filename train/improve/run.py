@@ -272,6 +272,7 @@ def _generation(
         "dealing_s": round(stats.dealing, 2),
         "gap": round(float(gaps.mean()), 4),
         "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
+        "held_out_gap": [round(x, 4) for x in vals.held_out_gap()] if vals.halves else None,
         "tau": round(tg.tau, 5),
         "kl": round(tg.kl, 4),
         "changed": round(tg.changed, 4),
@@ -423,7 +424,9 @@ def format_row(row: dict[str, Any]) -> str:
     )
     return (
         f"gen {row['generation']}: vs previous {m['mean']:+.3f} [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}] "
-        f"{'accepted' if row['accepted'] else 'rejected'}; {rec}; gap {row['gap']:+.4f}, "
+        f"{'accepted' if row['accepted'] else 'rejected'}; {rec}; gap {row['gap']:+.4f}"
+        + (f" (held out {row['held_out_gap'][0]:+.4f})" if row.get("held_out_gap") else "")
+        + ", "
         f"tau {row['tau']:.4g}, changed {row['changed']:.1%}, "
         f"value mse {row['value_fit']['held_out_mse']:.3f}"
     )
