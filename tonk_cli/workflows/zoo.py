@@ -134,6 +134,23 @@ def _read_run(run: Path, checkpoint: str | None) -> tuple[Path, dict[str, Any], 
     return ckpt, config, policy, rules
 
 
+def _training(run: Path, config: dict[str, Any], machine: str | None) -> dict[str, Any]:
+    """The card's ``training``: steps (or generations of ``tonk improve``), times, machine, versions."""
+    run_info = _read_json(run / "run.json")
+    summary = _read_json(run / "summary.json")
+    out: dict[str, Any] = {
+        "steps": summary.get("steps"),
+        "wall_seconds": _training_seconds(run, summary),
+        "ppo_seconds": summary.get("wall_seconds"),
+        "machine": machine or f"{_machine()} (the machine that wrote this card)",
+        "torch_cpu_capability": run_info.get("torch_cpu_capability"),
+        "versions": run_info.get("versions"),
+    }
+    if "generations" in summary:
+        out.update(generations=summary["generations"], start=config.get("start"))
+    return out
+
+
 def add_entry(
     run_dir: str | Path,
     name: str,
@@ -172,8 +189,6 @@ def add_entry(
                 [f"npz:{staged}", opp], hands, players, rules, seed, workers, progress, rules_name
             )
             rows.append(score_row(opp, res).to_json())
-    run_info = _read_json(run / "run.json")
-    summary = _read_json(run / "summary.json")
     commit, dirty = git_commit()
     card: dict[str, Any] = {
         "format": FORMAT,
@@ -193,19 +208,7 @@ def add_entry(
             "step": meta.get("step", meta.get("generation")),
         },
         "config": config,
-        "training": {
-            "steps": summary.get("steps"),
-            "wall_seconds": _training_seconds(run, summary),
-            "ppo_seconds": summary.get("wall_seconds"),
-            "machine": machine or f"{_machine()} (the machine that wrote this card)",
-            "torch_cpu_capability": run_info.get("torch_cpu_capability"),
-            **(
-                {"generations": summary["generations"], "start": config.get("start")}
-                if "generations" in summary
-                else {}
-            ),
-            "versions": run_info.get("versions"),
-        },
+        "training": _training(run, config, machine),
         "commit": commit,
         "dirty": dirty,
         "evaluation": {
