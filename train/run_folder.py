@@ -23,7 +23,7 @@ import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -37,6 +37,9 @@ from tonk_env.runtime import append_jsonl, write_atomic, write_json
 
 from .config import TrainConfig, config_from_dict, merge
 from .pool import Layers
+
+if TYPE_CHECKING:
+    from .improve.config import ImproveConfig
 
 __all__ = [
     "log_event",
@@ -54,8 +57,8 @@ __all__ = [
 METRICS = "metrics.jsonl"
 
 
-def make_run_dir(cfg: TrainConfig) -> Path:
-    """A fresh ``<out_dir>/<name>__<seed>__<time>`` folder."""
+def make_run_dir(cfg: TrainConfig | ImproveConfig) -> Path:
+    """A fresh ``<out_dir>/<name>__<seed>__<time>`` folder (of a training run or a ``tonk improve`` run)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = Path(cfg.out_dir) / f"{cfg.name}__{cfg.seed}__{stamp}"
     run_dir, k = base, 1

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .config import FitSettings
+
 __all__ = ["FitReport", "fit_policy", "fit_value", "mlp", "layers_of"]
 
 _ACT = {"tanh": nn.Tanh, "relu": nn.ReLU}
@@ -77,29 +79,8 @@ def _batches(idx: np.ndarray, size: int, gen: torch.Generator) -> list[np.ndarra
     return [perm[i : i + size] for i in range(0, len(perm), size)]
 
 
-def fit_policy(
-    layers: list[tuple[np.ndarray, np.ndarray]],
-    activation: str,
-    obs: np.ndarray,
-    masks: np.ndarray,
-    targets: np.ndarray,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    seed: int,
-) -> tuple[list[tuple[np.ndarray, np.ndarray]], FitReport]:
-    """The policy fitted to ``targets`` from ``layers`` (cross-entropy over the legal actions)."""
-    torch.manual_seed(seed)
-    net = mlp(layers, activation)
-    opt = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    x, m, t = (torch.as_tensor(a) for a in (obs.astype(np.float32), masks > 0, targets.astype(np.float32)))
-    fit_idx, held = _split(len(x), seed)
-    gen = torch.Generator().manual_seed(seed)
-
-    def loss_of(idx: Any) -> Any:
-        z = net(x[idx]).masked_fill(~m[idx], -1e9)
-        return -(t[idx] * torch.log_softmax(z, dim=1)).sum(dim=1).mean()
-
+def _descend(opt: Any, loss_of: Any, fit_idx: np.ndarray, epochs: int, batch_size: int, gen: Any) -> float:
+    """``epochs`` passes of Adam over shuffled minibatches of ``fit_idx``; the last minibatch's loss."""
     last = float("nan")
     for _ in range(epochs):
         for idx in _batches(fit_idx, batch_size, gen):
@@ -108,6 +89,31 @@ def fit_policy(
             loss.backward()
             opt.step()
             last = float(loss.detach())
+    return last
+
+
+def fit_policy(
+    layers: list[tuple[np.ndarray, np.ndarray]],
+    activation: str,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    targets: np.ndarray,
+    f: FitSettings,
+    seed: int,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], FitReport]:
+    """The policy fitted to ``targets`` from ``layers`` (cross-entropy over the legal actions)."""
+    torch.manual_seed(seed)
+    net = mlp(layers, activation)
+    opt = torch.optim.Adam(net.parameters(), lr=f.learning_rate)
+    x, m, t = (torch.as_tensor(a) for a in (obs.astype(np.float32), masks > 0, targets.astype(np.float32)))
+    fit_idx, held = _split(len(x), seed)
+    gen = torch.Generator().manual_seed(seed)
+
+    def loss_of(idx: Any) -> Any:
+        z = net(x[idx]).masked_fill(~m[idx], -1e9)
+        return -(t[idx] * torch.log_softmax(z, dim=1)).sum(dim=1).mean()
+
+    last = _descend(opt, loss_of, fit_idx, f.epochs, f.batch_size, gen)
     with torch.no_grad():
         held_loss = float(loss_of(held)) if len(held) else float("nan")
         z = net(x[held]).masked_fill(~m[held], -1e9)
@@ -121,15 +127,13 @@ def fit_value(
     layers: list[tuple[np.ndarray, np.ndarray]],
     obs: np.ndarray,
     returns: np.ndarray,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
+    f: FitSettings,
     seed: int,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], FitReport]:
     """The value network fitted to ``returns`` from ``layers`` (mean squared error; tanh hidden layers)."""
     torch.manual_seed(seed)
     net = mlp(layers, "tanh")
-    opt = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    opt = torch.optim.Adam(net.parameters(), lr=f.learning_rate)
     x = torch.as_tensor(obs.astype(np.float32))
     y = torch.as_tensor(returns.astype(np.float32))
     fit_idx, held = _split(len(x), seed + 1)
@@ -138,14 +142,7 @@ def fit_value(
     def loss_of(idx: Any) -> Any:
         return ((net(x[idx]).squeeze(1) - y[idx]) ** 2).mean()
 
-    last = float("nan")
-    for _ in range(epochs):
-        for idx in _batches(fit_idx, batch_size, gen):
-            opt.zero_grad()
-            loss = loss_of(idx)
-            loss.backward()
-            opt.step()
-            last = float(loss.detach())
+    last = _descend(opt, loss_of, fit_idx, f.epochs, f.batch_size, gen)
     with torch.no_grad():
         held_loss = float(loss_of(held)) if len(held) else float("nan")
     variance = float(y[held].var()) if len(held) > 1 else float("nan")

@@ -51,7 +51,7 @@ from agents.registry import make_agent
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
 
 from ..evaluation import Evaluator
-from ..run_folder import policy_meta
+from ..run_folder import make_run_dir, policy_meta
 from .config import ImproveConfig, config_from_dict
 from .fit import fit_policy, fit_value, fresh_layers
 from .playouts import CandidateValues, PlayoutStats, value_positions
@@ -82,17 +82,6 @@ def _start_network(spec: str) -> MLPPolicy:
             f"improve config start={spec!r} is invalid; allowed: a policy network (zoo:, npz:, ppo:)"
         )
     return agent
-
-
-def _make_run_dir(cfg: ImproveConfig) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = Path(cfg.out_dir) / f"{cfg.name}__{cfg.seed}__{stamp}"
-    run_dir, k = base, 1
-    while run_dir.exists():
-        k += 1
-        run_dir = base.with_name(f"{base.name}-{k}")
-    run_dir.mkdir(parents=True)
-    return run_dir
 
 
 def _save_policy(
@@ -245,14 +234,10 @@ def _generation(
             obs,
             masks,
             probs,
-            f.epochs,
-            f.batch_size,
-            f.learning_rate,
+            f,
             seed,
         )
-        value_layers, val = fit_value(
-            value_layers, obs, returns, f.epochs, f.batch_size, f.learning_rate, seed
-        )
+        value_layers, val = fit_value(value_layers, obs, returns, f, seed)
     meta = {**policy_meta(cfg.make_rules(), cfg.players), "generation": g}
     _save_policy(new_layers, current.activation, meta, folder / "policy.npz")
     _save_value(value_layers, folder / "value.npz")
@@ -373,7 +358,7 @@ def improve(
         start.reset_hand(0, cfg.players, rules)  # the network fits this table
     except ValueError as e:
         raise ValueError(f"improve config start={cfg.start!r} is invalid here: {e}") from None
-    run_dir = _make_run_dir(cfg)
+    run_dir = make_run_dir(cfg)
     write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
     write_json(run_dir / "run.json", {**policy_meta(rules, cfg.players), "start": cfg.start})
     (run_dir / "gen_000").mkdir()
