@@ -165,6 +165,12 @@ def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None
     path.write_text("positions:\n  opponents: {self: 1, heuristic:expert: 1}\n")
     cfg = load_improve_config(path, ["positions.opponents={self: 1}"])
     assert cfg.positions.opponents == {"self": 1}  # a mapping given on the command line replaces the file's
+    with pytest.raises(ValueError, match="values.belief='2p' is invalid here: .*trained for 2 players"):
+        improve(config_from_dict(_cfg(tmp_path, "zoo:3p", players=3)), evaluate, progress=False)
+    with pytest.raises(ValueError, match="values.belief='nope' is invalid here"):
+        cfg = _cfg(tmp_path, "zoo:2p")
+        cfg["values"] = {"belief": "nope"}
+        improve(config_from_dict(cfg), evaluate, progress=False)
     with pytest.raises(ValueError, match="improve config start='heuristic:expert' is invalid"):
         improve(config_from_dict(_cfg(tmp_path, "heuristic:expert")), evaluate, progress=False)
 

@@ -46,6 +46,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
+from agents.beliefs import belief_param, check_belief_table
 from agents.mlp import MLPPolicy, read_npz
 from agents.registry import make_agent
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
@@ -358,6 +359,10 @@ def improve(
         start.reset_hand(0, cfg.players, rules)  # the network fits this table
     except ValueError as e:
         raise ValueError(f"improve config start={cfg.start!r} is invalid here: {e}") from None
+    try:
+        check_belief_table(belief_param(cfg.values.belief, "tonk improve"), cfg.players, rules)
+    except ValueError as e:
+        raise ValueError(f"improve config values.belief={cfg.values.belief!r} is invalid here: {e}") from None
     run_dir = make_run_dir(cfg)
     write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
     write_json(run_dir / "run.json", {**policy_meta(rules, cfg.players), "start": cfg.start})
