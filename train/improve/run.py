@@ -328,18 +328,22 @@ def _loop(
         state = {"done": g, "current": row["current"]}
         write_json(run_dir / "state.json", state)
         report.rows.append(row)
-        write_json(
-            run_dir / "summary.json",
-            {
-                "generations": g,
-                "accepted": sum(r["accepted"] for r in report.rows),
-                "wall_seconds": round(sum(sum(r["seconds"].values()) for r in report.rows), 1),
-                "current": row["current"],
-            },
-        )
+        _write_summary(run_dir, report.rows)
         if on_row is not None:
             on_row(row)
+    _write_summary(run_dir, report.rows)
     return report
+
+
+def _write_summary(run_dir: Path, rows: list[dict[str, Any]]) -> None:
+    """``summary.json``: generations done and accepted, their seconds in all, the current network."""
+    summary = {
+        "generations": len(rows),
+        "accepted": sum(bool(r["accepted"]) for r in rows),
+        "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rows), 1),
+        "current": rows[-1]["current"] if rows else "gen_000",
+    }
+    write_json(run_dir / "summary.json", summary)
 
 
 def improve(
