@@ -181,7 +181,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",
         _trained(tr),
         f"| machine | {tr.get('machine', '?')} (torch kernels {tr.get('torch_cpu_capability', '?')}) |",
-        f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, step {src.get('step', '?')} |",
+        f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, "
+        f"{'generation' if tr.get('generations') is not None else 'step'} {src.get('step', '?')} |",
         f"| commit | {card.get('commit') or 'unknown'}{dirty} |",
         f"| card written | {card['created']} |",
         "",

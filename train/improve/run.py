@@ -369,7 +369,9 @@ def improve(
         raise ValueError(f"improve config values.belief={cfg.values.belief!r} is invalid here: {e}") from None
     run_dir = make_run_dir(cfg)
     write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
-    write_json(run_dir / "run.json", {**policy_meta(rules, cfg.players), "start": cfg.start})
+    info = {**policy_meta(rules, cfg.players), "start": cfg.start}
+    info["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()  # the fits' kernels (as train's)
+    write_json(run_dir / "run.json", info)
     (run_dir / "gen_000").mkdir()
     meta = {**policy_meta(rules, cfg.players), "generation": 0}
     _save_policy(start.layers_for_export(), start.activation, meta, run_dir / "gen_000" / "policy.npz")
