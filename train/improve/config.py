@@ -40,7 +40,7 @@ MAX_POSITIONS = 1_000_000
 _NAME = r"[A-Za-z0-9_.\-]{1,64}"
 _WEIGHTS = Allowed("a mapping of agent specs (or `self`) to weights >= 0", each=Allowed(low=0), max_len=32)
 _RECORD = Allowed(
-    "a mapping of agent specs to duplicate hands (1..1,000,000)", each=Allowed(low=1, high=1_000_000)
+    "a mapping of agent specs to duplicate hands (4..1,000,000)", each=Allowed(low=4, high=1_000_000)
 )
 
 
@@ -100,7 +100,7 @@ class FitSettings:
 class AcceptSettings:
     """When a generation replaces the current network, and what is recorded of it."""
 
-    hands: int = setting(10_000, "an int 2..1,000,000 (even: duplicate pairs)", low=2, high=1_000_000)
+    hands: int = setting(10_000, "an even int 4..1,000,000 (two deals at least)", low=4, high=1_000_000)
     """Duplicate hands of the new network against the current one."""
     rule: str = setting("mean", " or ".join(ACCEPT_RULES), choices=ACCEPT_RULES)
     """``mean``: accepted when its mean margin is above 0; ``interval``: when its 95% interval is."""

@@ -420,7 +420,7 @@ def format_row(row: dict[str, Any]) -> str:
     )
     return (
         f"gen {row['generation']}: vs previous {m['mean']:+.3f} [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}] "
-        f"{'accepted' if row['accepted'] else 'rejected'}; {rec}; gap {row['gap']:+.4f}"
+        f"{'accepted' if row['accepted'] else 'rejected'}; {rec + '; ' if rec else ''}gap {row['gap']:+.4f}"
         + (f" (held out {row['held_out_gap'][0]:+.4f})" if row.get("held_out_gap") else "")
         + ", "
         f"tau {row['tau']:.4g}, changed {row['changed']:.1%}, "
