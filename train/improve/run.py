@@ -179,11 +179,14 @@ def _play_phase(
 def _score_phase(
     cfg: ImproveConfig, new: Path, current: Path, seed: int, evaluate: Evaluator, times: dict[str, float]
 ) -> tuple[dict[str, Any], bool, dict[str, Any]]:
-    """The new network's margin over the current one, whether it is accepted, and its records."""
+    """The new network's margin over the current one, whether it is accepted, and its records.
+
+    As the zoo's cards measure it: the new network in one seat, the other agent in every other.
+    """
 
     def score(opponent: str, hands: int, s: int) -> dict[str, Any]:
         res = evaluate(
-            [f"npz:{new}", opponent],
+            [f"npz:{new}", *[opponent] * (cfg.players - 1)],  # one seat against the opponent in every other
             hands=hands,
             players=cfg.players,
             rules=cfg.make_rules(),
