@@ -46,10 +46,10 @@ def _cfg(tmp_path: Path, start: str, **extra: object) -> dict:
         "generations": 2,
         "workers": 1,
         "out_dir": str(tmp_path / "runs"),
-        "positions": {"count": 120, "opponents": {"self": 1, "heuristic:greedy": 1}},
+        "positions": {"count": 48, "opponents": {"self": 1, "heuristic:greedy": 1}},
         "values": {"worlds": 2, "candidates": 2, "batch": 256},
         "fit": {"epochs": 2, "learning_rate": 1e-2, "value": [8], "kl": 0.2, "window": 2},
-        "accept": {"hands": 40, "record": {"random": 20}},
+        "accept": {"hands": 8, "record": {"random": 4}},
     }
     data.update(extra)
     return data
@@ -95,10 +95,10 @@ def test_the_held_out_gap_is_zero_where_the_candidates_are_equal_and_the_plain_g
 
 def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
     net = make_agent(_tiny_net(tmp_path / "a.npz"))
-    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 120, seed=4, workers=1)
-    assert len(pos) == 120 and all(p.mask.sum() >= 2 for p in pos)
+    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 60, seed=4, workers=1)
+    assert len(pos) == 60 and all(p.mask.sum() >= 2 for p in pos)
     assert [p.obs.tobytes() for p in pos] == [
-        p.obs.tobytes() for p in collect_positions(net, {"self": 1.0}, RULES, 2, 120, seed=4, workers=2)
+        p.obs.tobytes() for p in collect_positions(net, {"self": 1.0}, RULES, 2, 60, seed=4, workers=2)
     ]
     one, stats = value_positions(net, pos, 2, 2, "2p", seed=1, batch=64, workers=1)
     two, _ = value_positions(net, pos, 2, 2, "2p", seed=1, batch=64, workers=2)
@@ -114,8 +114,8 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
     whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
     assert [r["generation"] for r in whole.rows] == [1, 2]
     row = whole.rows[0]
-    assert row["positions"] == 120 and row["playouts"] > 0 and set(row["record"]) == {"random"}
-    assert row["margin"]["hands"] == 40 and isinstance(row["accepted"], bool)
+    assert row["positions"] == 48 and row["playouts"] > 0 and set(row["record"]) == {"random"}
+    assert row["margin"]["hands"] == 8 and isinstance(row["accepted"], bool)
     assert 0 < row["kl"] and row["tau"] > 0
     for g in (0, 1, 2):
         MLPPolicy.load_npz(whole.run_dir / f"gen_{g:03d}" / "policy.npz")  # each a loadable network
