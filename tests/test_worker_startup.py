@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +93,33 @@ def test_the_pool_ends_without_relying_on_sigterm() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "both maps ended"
+
+
+_INTERRUPTED = """
+import time
+from tonk_env.workers import process_map
+
+def slow(x):
+    time.sleep(30)
+    return x
+
+try:
+    print("started", flush=True)
+    list(process_map(slow, range(4), 2, method="fork"))
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_map_without_a_traceback_from_each_worker() -> None:
+    # Ctrl-C goes to the whole process group; the workers leave it to the parent, which stops them.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+    time.sleep(1.0)  # the workers are in their task
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "interrupted" in out
+    assert "Traceback" not in err, err

@@ -25,6 +25,7 @@ which takes the task queue's lock from the live workers.
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -62,6 +63,9 @@ def _one_torch_thread() -> None:
 def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
     global _START_ERROR
     _one_torch_thread()
+    # Ctrl-C reaches the whole process group: the parent stops the pool (process_map), and a worker
+    # that took the KeyboardInterrupt itself would only print its traceback over the parent's message.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is None:
         return
     try:
