@@ -183,6 +183,8 @@ class MLPPolicy:
         """The contract's batched form: one legal action per row of ``obs`` (one matrix product)."""
         masks = np.asarray(obs["action_mask"])
         z = self.logits(obs["observation"])
+        if self.deterministic:  # pick_many's argmax rows, without its float64 copy and per-row flags
+            return np.where(masks != 0, z, -np.inf).argmax(axis=1).tolist()
         return self.pick_many(z, masks, [self] * len(z))
 
     def reset_hand(self, seat: int, num_players: int, rules: Any) -> None:
