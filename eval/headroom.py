@@ -57,7 +57,7 @@ from tonk_env.engine import (
     sample_state,
     seat_info,
 )
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.engine.actions import action_kind
 from tonk_env.play import play, start_hand
 
 from .duplicate import deal_deck, hand_seed, mean_ci
@@ -77,15 +77,8 @@ MAX_POSITIONS = 1_000_000
 
 def decision_type(action: int) -> str:
     """The decision type of an action id: drop, draw/take, spread, hit or discard."""
-    if action == DROP:
-        return "drop"
-    if action in (DRAW, TAKE):
-        return "draw/take"
-    if DISCARD <= action < HIT_BOOK:
-        return "discard"
-    if HIT_BOOK <= action < SPREAD:
-        return "hit"
-    return "spread"
+    kind = action_kind(action)
+    return "draw/take" if kind in ("draw", "take") else kind
 
 
 @dataclass

@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from tonk_env.engine import OPTION_NAMES, PRESETS, TonkRules, make_rules, parse_assignments, parse_option
+from tonk_env.engine import (
+    OPTION_NAMES,
+    PRESETS,
+    TonkRules,
+    action_table,
+    make_rules,
+    parse_assignments,
+    parse_option,
+)
 
 # RULES.md §7, option by option
 EXPECTED_PRESETS: dict[str, dict[str, Any]] = {
@@ -281,3 +289,13 @@ def test_check_players(preset: str) -> None:
         from tonk_env.engine import new_game
 
         new_game(r, 7)
+
+
+def test_every_action_id_has_one_kind() -> None:
+    from tonk_env.engine.actions import ACTION_KINDS, DISCARD, HIT_BOOK, SPREAD, action_kind
+
+    table = action_table(False)
+    kinds = [action_kind(a) for a in range(table.size)]
+    assert set(kinds) == set(ACTION_KINDS) and kinds[:3] == ["drop", "draw", "take"]
+    assert kinds[DISCARD] == kinds[HIT_BOOK - 1] == "discard"
+    assert kinds[HIT_BOOK] == kinds[SPREAD - 1] == "hit" and kinds[SPREAD] == kinds[-1] == "spread"

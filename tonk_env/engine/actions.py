@@ -59,6 +59,19 @@ class SpreadShape:
     hi: int  # run: highest position (13 = ace high); book: 0
 
 
+#: The kinds of action ids, in id order (:func:`action_kind`).
+ACTION_KINDS = ("drop", "draw", "take", "discard", "hit", "spread")
+
+
+def action_kind(action: int) -> str:
+    """The kind of an action id: ``drop``, ``draw``, ``take``, ``discard``, ``hit`` or ``spread``."""
+    if action < DISCARD:
+        return ACTION_KINDS[action]
+    if action < HIT_BOOK:
+        return "discard"
+    return "hit" if action < SPREAD else "spread"
+
+
 def position_card(suit: int, pos: int) -> int:
     """The card at run position ``pos`` (0..13, 13 = ace high) of ``suit``."""
     return suit * 13 + (0 if pos == 13 else pos)

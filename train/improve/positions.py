@@ -23,15 +23,15 @@ import numpy as np
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from tonk_env.engine import GameState, TonkRules, legal_actions, new_game
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.engine.actions import ACTION_KINDS, action_kind
 from tonk_env.obs import observation
 from tonk_env.play import play, start_hand
 from tonk_env.workers import process_map
 
-__all__ = ["KINDS", "Position", "collect_positions", "decision_kind"]
+__all__ = ["KINDS", "Position", "action_kind", "collect_positions"]
 
 #: The decision types, by the action the network chose there.
-KINDS = ("drop", "draw", "take", "discard", "hit", "spread")
+KINDS = ACTION_KINDS
 #: Hands each process plays per task.
 BLOCK = 64
 
@@ -45,19 +45,6 @@ class Position:
     obs: np.ndarray
     mask: np.ndarray
     opponent: str
-
-
-def decision_kind(action: int) -> str:
-    """The decision type of an action id (one of :data:`KINDS`)."""
-    if action == DROP:
-        return "drop"
-    if action == DRAW:
-        return "draw"
-    if action == TAKE:
-        return "take"
-    if DISCARD <= action < HIT_BOOK:
-        return "discard"
-    return "hit" if action < SPREAD else "spread"
 
 
 def _pick(weights: Mapping[str, float], rng: random.Random) -> str:

@@ -56,7 +56,7 @@ from ..run_folder import make_run_dir, policy_meta
 from .config import ImproveConfig, config_from_dict
 from .fit import fit_policy, fit_value, fresh_layers
 from .playouts import CandidateValues, PlayoutStats, value_positions
-from .positions import KINDS, Position, collect_positions, decision_kind
+from .positions import KINDS, Position, action_kind, collect_positions
 from .targets import improved_targets
 
 __all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
@@ -248,7 +248,7 @@ def _generation(
     margin, accepted, record = _score_phase(
         cfg, folder / "policy.npz", run_dir / "current.npz", seed, evaluate, times
     )
-    kinds = Counter(decision_kind(int(a[0])) for a in vals.actions)
+    kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     row = {
         "generation": g,
         "positions": len(positions),
