@@ -294,6 +294,7 @@ def test_command_modules_only_parse_and_call() -> None:
     )
 
 
+# Every planted module has a name of its own: xdist may run two cases at once in the same tree.
 @pytest.mark.parametrize(
     ("source", "name"),
     [
@@ -301,11 +302,11 @@ def test_command_modules_only_parse_and_call() -> None:
         ("from agents import registry\n", "tonk_env.engine._planted"),  # the engine imports an agent
         ("def f():\n    import json\n", "agents._planted"),  # a stdlib import inside a function
         ("import argparse\n", "tonk_cli.workflows._planted"),  # a workflow parses flags
-        ("from tonk_cli import zoo_cmd\n", "tonk_cli.workflows._planted"),  # a workflow calls a command
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli.workflows._planted_b"),  # a workflow calls a command
         ("def run_thing() -> None:\n    pass\n", "tonk_cli._planted_cmd"),  # a workflow in a command module
-        ("from tonk_cli import zoo_cmd\n", "tonk_cli._planted_cmd"),  # a command calls another's logic
+        ("from tonk_cli import zoo_cmd\n", "tonk_cli._planted_b_cmd"),  # a command calls another's logic
         ("import sb3_contrib\n", "train.rllib._planted"),  # the RLlib backend imports SB3 code
-        ("from train.sb3 import callback\n", "train.rllib._planted"),  # ... or the SB3 backend
+        ("from train.sb3 import callback\n", "train.rllib._planted_b"),  # ... or the SB3 backend
     ],
 )
 def test_the_checks_catch_a_planted_violation(source: str, name: str, tmp_path: Path) -> None:
@@ -339,7 +340,7 @@ def test_the_sb3_check_follows_imports_through_other_modules() -> None:
     """A ``train.rllib`` module that imports a module of ours importing ``train.sb3`` fails the check."""
     planted = {
         "train._planted_helper": "from train.sb3.policy import TonkMaskablePolicy\n",
-        "train.rllib._planted": "from train import _planted_helper\n",
+        "train.rllib._planted_via": "from train import _planted_helper\n",
     }
     for name, source in planted.items():
         MODULES[name] = ROOT / Path(*name.split(".")).with_suffix(".py")
@@ -347,7 +348,7 @@ def test_the_sb3_check_follows_imports_through_other_modules() -> None:
     try:
         for name in planted:
             EDGES[name] = [(own(t), inner, line) for t, inner, line in imports(name) if own(t) is not None]
-        with pytest.raises(AssertionError, match="reached from train.rllib._planted"):
+        with pytest.raises(AssertionError, match="reached from train.rllib._planted_via"):
             test_the_rllib_backend_reaches_no_sb3_code()
     finally:
         for name in planted:
