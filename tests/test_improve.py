@@ -119,6 +119,8 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
     assert 0 < row["kl"] and row["tau"] > 0
     for g in (0, 1, 2):
         MLPPolicy.load_npz(whole.run_dir / f"gen_{g:03d}" / "policy.npz")  # each a loadable network
+        assert (whole.run_dir / f"gen_{g:03d}" / "policy.npz.sha256").read_text().split()[1] == "policy.npz"
+    assert (whole.run_dir / "current.npz.sha256").read_text().split()[1] == "current.npz"
     # stopped after one generation, as a kill after gen_001 was written leaves it, then resumed
     part = improve(config_from_dict(_cfg(tmp_path / "b", start)), evaluate, progress=False, stop=_after(1))
     assert [r["generation"] for r in part.rows] == [1]
@@ -204,6 +206,7 @@ def test_an_improved_network_goes_into_the_zoo(tmp_path: Path, monkeypatch: pyte
     entry = add_entry(report.run_dir, "tiny", baselines=["random"], hands=20, progress=False)
     assert entry.card["source"]["checkpoint"] == "current.npz"
     assert entry.card["training"]["generations"] == 1 and entry.card["training"]["start"] == start
+    assert entry.card["training"]["ppo_seconds"] is None  # no PPO in an improve run
     page = entry.page_file.read_text()
     assert "1 generations of policy improvement" in page
     assert read_card("tiny")["sha256"] == _digest(tmp_path / "zoo" / "tiny.npz")

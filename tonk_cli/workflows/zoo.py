@@ -138,15 +138,16 @@ def _training(run: Path, config: dict[str, Any], machine: str | None) -> dict[st
     """The card's ``training``: steps (or generations of ``tonk improve``), times, machine, versions."""
     run_info = _read_json(run / "run.json")
     summary = _read_json(run / "summary.json")
+    improved = "generations" in summary  # a `tonk improve` run: generations, no PPO
     out: dict[str, Any] = {
         "steps": summary.get("steps"),
         "wall_seconds": _training_seconds(run, summary),
-        "ppo_seconds": summary.get("wall_seconds"),
+        "ppo_seconds": None if improved else summary.get("wall_seconds"),
         "machine": machine or f"{_machine()} (the machine that wrote this card)",
         "torch_cpu_capability": run_info.get("torch_cpu_capability"),
         "versions": run_info.get("versions"),
     }
-    if "generations" in summary:
+    if improved:
         out.update(generations=summary["generations"], start=config.get("start"))
     return out
 

@@ -19,6 +19,7 @@ index, so the values do not depend on the number of workers.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from agents.beliefs import load_belief
+from agents.beliefs.model import BeliefModel
 from agents.mlp import MLPPolicy
 from agents.search import NetworkPlayouts, deal_worlds, world_state
 from tonk_env.engine import sample_state, seat_info
@@ -86,6 +88,16 @@ class PlayoutStats:
         self.dealing += other.dealing
 
 
+#: Playouts of one seat waiting to be finished: the states, and per state (position, candidate, half).
+_Pending = tuple[list[Any], list[tuple[int, int, int]]]
+
+
+@functools.lru_cache(maxsize=4)
+def _belief(ref: str) -> BeliefModel | None:
+    """The opponent model ``ref`` names, read once per process (a worker values many blocks)."""
+    return load_belief(ref) if ref else None
+
+
 class _Counting:
     """A policy whose batched decisions are counted."""
 
@@ -116,14 +128,12 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
     net = MLPPolicy(layers, activation=activation, deterministic=True)
     counting = _Counting(net)
     playouts = NetworkPlayouts(counting)
-    belief = load_belief(belief_ref) if belief_ref else None
+    belief = _belief(belief_ref)
     logits = net.logits(np.stack([p.obs for p in positions]))
     stats = PlayoutStats()
     cand_out: list[np.ndarray] = []
     val_out: list[np.ndarray] = []  # per position (2, k): sums over the even and the odd worlds
-    pending: dict[
-        int, tuple[list[Any], list[tuple[int, int, int]]]
-    ] = {}  # by seat: states, (pos, cand, half)
+    pending: dict[int, _Pending] = {}  # by seat: the states to finish and whose value each adds to
 
     def flush() -> None:
         for seat, (states, owners) in sorted(pending.items()):
@@ -179,19 +189,18 @@ def value_positions(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[CandidateValues, PlayoutStats]:
     """Every position's candidates and their values (see the module docstring), with what they cost."""
-
     layers = net.layers_for_export()
     tasks = [
         (layers, net.activation, belief, list(positions[b : b + BLOCK]), k, worlds, batch, seed * 7_919 + b)
         for b in range(0, len(positions), BLOCK)
     ]
-    out = CandidateValues([], [])
+    out = CandidateValues([], [], [] if worlds >= 2 else None)
     stats = PlayoutStats()
     for vals, st in process_map(_value_block, tasks, max(1, min(workers, len(tasks)))):
         out.actions.extend(vals.actions)
         out.values.extend(vals.values)
-        if vals.halves is not None:
-            out.halves = (out.halves or []) + vals.halves
+        if out.halves is not None and vals.halves is not None:
+            out.halves.extend(vals.halves)
         stats.add(st)
         if progress is not None:
             progress(len(vals.actions))

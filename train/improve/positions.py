@@ -23,15 +23,12 @@ import numpy as np
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from tonk_env.engine import GameState, TonkRules, legal_actions, new_game
-from tonk_env.engine.actions import ACTION_KINDS, action_kind
 from tonk_env.obs import observation
 from tonk_env.play import play, start_hand
 from tonk_env.workers import process_map
 
-__all__ = ["KINDS", "Position", "action_kind", "collect_positions"]
+__all__ = ["Position", "collect_positions"]
 
-#: The decision types, by the action the network chose there.
-KINDS = ACTION_KINDS
 #: Hands each process plays per task.
 BLOCK = 64
 

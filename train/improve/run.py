@@ -49,14 +49,16 @@ from tqdm import tqdm
 from agents.beliefs import belief_param, check_belief_table
 from agents.mlp import MLPPolicy, read_npz
 from agents.registry import make_agent
+from tonk_env.engine.actions import ACTION_KINDS, action_kind
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
+from tonk_env.safe_arrays import write_sha256_sidecar
 
 from ..evaluation import Evaluator
 from ..run_folder import make_run_dir, policy_meta
 from .config import ImproveConfig, config_from_dict
 from .fit import fit_policy, fit_value, fresh_layers
 from .playouts import CandidateValues, PlayoutStats, value_positions
-from .positions import KINDS, Position, action_kind, collect_positions
+from .positions import Position, collect_positions
 from .targets import improved_targets
 
 __all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
@@ -85,14 +87,20 @@ def _start_network(spec: str) -> MLPPolicy:
     return agent
 
 
+def _write_npz(path: Path, save: Callable[[Path], object]) -> None:
+    """``save(tmp)`` beside ``path``, then renamed over it: a reader never sees half a file."""
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    save(tmp)
+    tmp.replace(path)
+
+
 def _save_policy(
     layers: list[tuple[np.ndarray, np.ndarray]], activation: str, meta: dict[str, Any], path: Path
 ) -> None:
-    """Save a policy ``.npz`` atomically (written beside, then renamed)."""
-    tmp = path.with_name(path.stem + ".tmp.npz")
-    MLPPolicy(layers, activation=activation, meta=meta).save_npz(tmp)
-    tmp.replace(path)
-    Path(f"{tmp}.sha256").replace(f"{path}.sha256")
+    """Save a policy ``.npz`` atomically, and its ``.sha256`` sidecar naming it."""
+    _write_npz(path, MLPPolicy(layers, activation=activation, meta=meta).save_npz)
+    Path(f"{path.with_name(path.stem + '.tmp.npz')}.sha256").unlink()  # save_npz's, naming the tmp file
+    write_sha256_sidecar(path)
 
 
 def _save_value(layers: list[tuple[np.ndarray, np.ndarray]], path: Path) -> None:
@@ -100,18 +108,25 @@ def _save_value(layers: list[tuple[np.ndarray, np.ndarray]], path: Path) -> None
     arrays: dict[str, Any] = {"meta": np.array('{"kind": "value", "activation": "tanh"}')}
     for i, (w, b) in enumerate(layers):
         arrays[f"w{i}"], arrays[f"b{i}"] = w, b
-    tmp = path.with_name(path.stem + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
+    _write_npz(path, lambda tmp: np.savez(tmp, **arrays))
 
 
 def _save_targets(
     path: Path, obs: np.ndarray, masks: np.ndarray, probs: np.ndarray, returns: np.ndarray
 ) -> None:
     """A generation's positions and targets (read again by the fits of ``fit.window`` generations)."""
-    tmp = path.with_name(path.stem + ".tmp.npz")
-    np.savez_compressed(tmp, obs=obs, masks=masks, probs=probs.astype(np.float16), returns=returns)
-    tmp.replace(path)
+    _write_npz(
+        path,
+        lambda tmp: np.savez_compressed(
+            tmp, obs=obs, masks=masks, probs=probs.astype(np.float16), returns=returns
+        ),
+    )
+
+
+def _set_current(run_dir: Path, folder: Path) -> None:
+    """Make ``folder``'s policy the run's ``current.npz`` (with its sidecar), atomically."""
+    _write_npz(run_dir / "current.npz", lambda tmp: shutil.copyfile(folder / "policy.npz", tmp))
+    write_sha256_sidecar(run_dir / "current.npz")
 
 
 def _window(run_dir: Path, g: int, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -140,19 +155,24 @@ def _phase(times: dict[str, float], name: str) -> Iterator[None]:
     times[name] = round(time.perf_counter() - t0, 2)
 
 
-def _bar(progress: bool, total: int, desc: str, unit: str) -> tuple[Any, Callable[[int], None] | None]:
+@contextmanager
+def _bar(progress: bool, total: int, desc: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar's ``update`` over positions while the block runs (None without progress)."""
     if not progress:
-        return None, None
-    bar = tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, leave=False)
-    return bar, bar.update
+        yield None
+        return
+    bar = tqdm(total=total, desc=desc, unit="pos", dynamic_ncols=True, leave=False)
+    try:
+        yield bar.update
+    finally:
+        bar.close()
 
 
 def _play_phase(
     cfg: ImproveConfig, g: int, current: MLPPolicy, seed: int, progress: bool, times: dict[str, float]
 ) -> tuple[list[Position], CandidateValues, PlayoutStats]:
     """A generation's positions and their candidates' playout values."""
-    with _phase(times, "positions"):
-        bar, tick = _bar(progress, cfg.positions.count, f"gen {g}: positions", "pos")
+    with _phase(times, "positions"), _bar(progress, cfg.positions.count, f"gen {g}: positions") as tick:
         positions = collect_positions(
             current,
             cfg.positions.opponents,
@@ -163,16 +183,11 @@ def _play_phase(
             cfg.workers,
             tick,
         )
-        if bar is not None:
-            bar.close()
     v = cfg.values
-    with _phase(times, "values"):
-        bar, tick = _bar(progress, len(positions), f"gen {g}: playouts", "pos")
+    with _phase(times, "values"), _bar(progress, len(positions), f"gen {g}: playouts") as tick:
         vals, stats = value_positions(
             current, positions, v.candidates, v.worlds, v.belief, seed, v.batch, cfg.workers, tick
         )
-        if bar is not None:
-            bar.close()
     return positions, vals, stats
 
 
@@ -253,7 +268,7 @@ def _generation(
         "generation": g,
         "positions": len(positions),
         "opponents": dict(Counter(p.opponent for p in positions)),
-        "kinds": {k: kinds.get(k, 0) for k in KINDS},
+        "kinds": {k: kinds.get(k, 0) for k in ACTION_KINDS},
         "candidates": round(float(np.mean([len(a) for a in vals.actions])), 3),
         "playouts": stats.playouts,
         "playout_decisions": stats.decisions,
@@ -322,9 +337,7 @@ def _loop(
         row, value_layers = _generation(cfg, run_dir, g, current, value_layers, evaluate, progress)
         folder = run_dir / f"gen_{g:03d}"
         if row["accepted"]:
-            shutil.copyfile(folder / "policy.npz", run_dir / "current.tmp.npz")
-            (run_dir / "current.tmp.npz").replace(run_dir / "current.npz")
-            shutil.copyfile(f"{folder / 'policy.npz'}.sha256", run_dir / "current.npz.sha256")
+            _set_current(run_dir, folder)
             current = MLPPolicy.load_npz(run_dir / "current.npz")
         row["current"] = (folder if row["accepted"] else Path(state["current"])).name
         append_jsonl(run_dir / "generations.jsonl", row, sync=True)
@@ -378,8 +391,7 @@ def improve(
     (run_dir / "gen_000").mkdir()
     meta = {**policy_meta(rules, cfg.players), "generation": 0}
     _save_policy(start.layers_for_export(), start.activation, meta, run_dir / "gen_000" / "policy.npz")
-    shutil.copyfile(run_dir / "gen_000" / "policy.npz", run_dir / "current.npz")
-    shutil.copyfile(run_dir / "gen_000" / "policy.npz.sha256", run_dir / "current.npz.sha256")
+    _set_current(run_dir, run_dir / "gen_000")
     write_json(run_dir / "state.json", {"done": 0, "current": "gen_000"})
     return _loop(cfg, run_dir, evaluate, progress, stop, on_row)
 
