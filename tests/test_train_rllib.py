@@ -358,7 +358,7 @@ def test_bench_train_runs_every_mode(tmp_path: Path, capsys, ray_session) -> Non
     args = ["bench", "train", "--json", "--steps", "512", "--sb3-config", str(sb3), "--rllib-config", str(rl)]
     assert main([*args, "--set", "torch_threads=1", "--no-progress"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert list(res["modes"]) == ["sb3-core", "rllib-ppo-core", "rllib-appo-core"]
+    assert list(res["modes"]) == ["sb3-core", "sb3-core-overlap", "rllib-ppo-core", "rllib-appo-core"]
     for mode, r in res["modes"].items():
         assert r["steps"] >= 512, mode
         assert r["steps_per_s"] > 0 and r["collect_steps_per_s"] > 0 and r["update_steps_per_s"] > 0, mode

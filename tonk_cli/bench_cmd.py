@@ -201,9 +201,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument(
         "--modes",
         type=_modes,
-        default=["sb3-core", "rllib-ppo-core", "rllib-appo-core"],
+        default=["sb3-core", "sb3-core-overlap", "rllib-ppo-core", "rllib-appo-core"],
         metavar="MODE,MODE,...",
-        help="train: modes to run (default sb3-core,rllib-ppo-core,rllib-appo-core)",
+        help="train: modes to run (default sb3-core,sb3-core-overlap,rllib-ppo-core,rllib-appo-core)",
     )
     b.add_argument("--sb3-config", default="quick", help="train: the SB3 modes' config (default quick)")
     b.add_argument(

@@ -8,6 +8,8 @@ mode                   what trains
 =====================  ===================================================================
 ``sb3-core``           the SB3 config (``configs/quick.yaml``) with ``vec_env: core``:
                        MaskablePPO in this process, collection and update alternating
+``sb3-core-overlap``   the same with ``ppo.overlap: true`` (:mod:`train.sb3.overlap`): a
+                       thread plays the next rollout while the update runs
 ``rllib-ppo-core``     the RLlib config (``configs/rllib_2p.yaml``) with ``rllib.algo: ppo``:
                        the env runner samples on the core, then the driver updates
 ``rllib-appo-core``    the same with ``rllib.algo: appo``: the runner samples while the
@@ -17,7 +19,8 @@ mode                   what trains
 Per mode: ``steps``, ``wall_seconds`` (the training loop, without Ray's
 start-up), ``steps_per_s``, ``collect_steps_per_s`` and ``update_steps_per_s``
 (the steps over the seconds spent outside / inside the update, in the process
-that trains), and for RLlib ``collect_steps_per_s_per_runner`` (the steps over
+that trains; with ``sb3-core-overlap`` the thread's seconds, which overlap the
+update's), ``overlap`` (its rollouts played ahead and the seconds the update waited for them), and for RLlib ``collect_steps_per_s_per_runner`` (the steps over
 the runners' own seconds inside ``sample()``: what one runner collects, which
 with APPO overlaps the update). The result holds the machine's load average
 before and after: on a shared machine the modes' ratios, measured in one run,
@@ -40,9 +43,9 @@ from .trainer import train
 __all__ = ["MODES", "bench_train"]
 
 #: The modes of ``tonk bench train``, in the order they run.
-MODES = ("sb3-core", "rllib-ppo-core", "rllib-appo-core")
+MODES = ("sb3-core", "sb3-core-overlap", "rllib-ppo-core", "rllib-appo-core")
 
-_KEYS = ("steps", "wall_seconds", "steps_per_s", "collect_steps_per_s", "update_steps_per_s")
+_KEYS = ("steps", "wall_seconds", "steps_per_s", "collect_steps_per_s", "update_steps_per_s", "overlap")
 _RLLIB_KEYS = ("collect_steps_per_s_per_runner", "runner_sample_seconds", "env_runners", "envs_per_runner")
 
 
@@ -56,8 +59,8 @@ def _mode_overrides(mode: str, steps: int, out_dir: Path) -> list[str]:
         f"out_dir={json.dumps(str(out_dir))}",
         f"name=bench_{mode}",
     ]
-    if mode == "sb3-core":
-        return [*common, "vec_env=core"]
+    if mode.startswith("sb3-"):
+        return [*common, "vec_env=core", f"ppo.overlap={str(mode == 'sb3-core-overlap').lower()}"]
     return [*common, f"rllib.algo={mode.split('-')[1]}"]
 
 
@@ -85,7 +88,7 @@ def bench_train(
     with tempfile.TemporaryDirectory(prefix="tonk_bench_train_") as tmp:
         try:
             for mode in modes:
-                path = sb3_config if mode == "sb3-core" else rllib_config
+                path = sb3_config if mode.startswith("sb3-") else rllib_config
                 cfg = load_config(Path(path), [*_mode_overrides(mode, steps, Path(tmp)), *overrides])
                 if cfg.backend == "rllib" and not ray_started:
                     require_rllib()

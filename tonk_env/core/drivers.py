@@ -16,7 +16,7 @@ from .observe import observe_into, privileged_into
 from .rules import apply_action, legal_into, legal_mask_into, redeal
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def masks_batch(
     S: np.ndarray,
     P: np.ndarray,
@@ -31,7 +31,7 @@ def masks_batch(
         counts[g] = legal_into(S, g, P, shapes, suit_runs, out[g], idx[g])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_batch(
     S: np.ndarray, P: np.ndarray, F: np.ndarray, above: np.ndarray, suit_value: np.ndarray, out: np.ndarray
 ) -> None:
@@ -74,7 +74,7 @@ def _step_game(
     return done
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def step_batch(
     S: np.ndarray,
     pay: np.ndarray,
@@ -101,7 +101,7 @@ def step_batch(
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def step_observe_batch(
     S: np.ndarray,
     pay: np.ndarray,
@@ -135,7 +135,7 @@ def step_observe_batch(
         observe_into(S, g, S[g, C_CUR], P, F, above, suit_value, obs[g])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_rows(
     S: np.ndarray,
     pay: np.ndarray,
@@ -153,7 +153,7 @@ def apply_rows(
         ended[i] = apply_action(S, pay, rows[i], actions[i], P, F, shapes, values, suit_value)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal_rows(
     S: np.ndarray,
     pay: np.ndarray,
@@ -182,7 +182,7 @@ def redeal_rows(
                 break
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_seats(
     S: np.ndarray,
     games: np.ndarray,
@@ -199,7 +199,7 @@ def observe_seats(
         observe_into(S, g, seats[g], P, F, above, suit_value, out[g])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_rows(
     S: np.ndarray,
     games: np.ndarray,
@@ -219,7 +219,7 @@ def observe_rows(
         legal_mask_into(S, g, P, shapes, suit_runs, masks[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def privileged_seats(
     S: np.ndarray,
     games: np.ndarray,

@@ -42,7 +42,7 @@ ST_WAIT = 2
 LOG_SIZE = 512
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def random_legal(
     S: np.ndarray,
     g: int,
@@ -83,7 +83,7 @@ def _play(
     return apply_action(S, pay, g, a, P, F, shapes, values, suit_value)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def advance(
     S: np.ndarray,
     pay: np.ndarray,
@@ -129,7 +129,7 @@ def advance(
             _play(S, pay, g, r, P, F, shapes, values, suit_value, log, log_len)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def learner_masks(
     S: np.ndarray,
     status: np.ndarray,

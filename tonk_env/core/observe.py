@@ -59,7 +59,7 @@ def _unpack(m: int, out: np.ndarray, pos: int) -> None:
         out[pos + 48 + j] = _BYTE_BITS[row, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forms_spread(card: int, hand: int, ace_high: int) -> bool:
     full = hand | (1 << card)
     rank = card % 13
@@ -152,7 +152,7 @@ def _opponents_into(
     return pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_into(
     S: np.ndarray,
     g: int,
@@ -209,7 +209,7 @@ def observe_into(
     out[pos] = fits
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def privileged_into(
     S: np.ndarray, g: int, seat: int, P: np.ndarray, suit_value: np.ndarray, out: np.ndarray
 ) -> None:

@@ -97,20 +97,20 @@ def _end(S: np.ndarray, g: int, kind: int, seat: int, detail: int) -> None:
     S[g, C_END_DETAIL] = detail
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_win(pay: np.ndarray, g: int, n: int, winner: int, amount: float) -> None:
     for s in range(n):
         pay[g, s] = -amount
     pay[g, winner] = amount * (n - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _clear_pay(pay: np.ndarray, g: int) -> None:
     for s in range(MAX_SEATS):
         pay[g, s] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _stock_out(
     S: np.ndarray, pay: np.ndarray, g: int, P: np.ndarray, suit_value: np.ndarray, seat: int, detail: int
 ) -> None:
@@ -143,7 +143,7 @@ def _stock_out(
                     pay[g, t] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _drop(S: np.ndarray, pay: np.ndarray, g: int, P: np.ndarray, suit_value: np.ndarray) -> None:
     n = P[P_N]
     d = S[g, C_CUR]
@@ -167,7 +167,7 @@ def _drop(S: np.ndarray, pay: np.ndarray, g: int, P: np.ndarray, suit_value: np.
     _caught(pay, g, n, d, counts, mine, lowest, P[P_CAUGHT])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _caught(
     pay: np.ndarray, g: int, n: int, d: int, counts: np.ndarray, mine: int, lowest: int, mode: int
 ) -> None:
@@ -194,7 +194,7 @@ def _caught(
                 pay[g, s] += 2.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deal(
     S: np.ndarray,
     pay: np.ndarray,
@@ -242,7 +242,7 @@ def _strength(c: int, low: int) -> int:
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _instant_win(
     S: np.ndarray,
     pay: np.ndarray,
@@ -282,7 +282,7 @@ def _instant_win(
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def legal_mask_into(
     S: np.ndarray, g: int, P: np.ndarray, shapes: np.ndarray, suit_runs: np.ndarray, out: np.ndarray
 ) -> int:
@@ -291,7 +291,7 @@ def legal_mask_into(
     return legal_into(S, g, P, shapes, suit_runs, out, idx)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def legal_into(
     S: np.ndarray,
     g: int,
@@ -347,7 +347,7 @@ def _bits_into(m: int, base: int, out: np.ndarray, idx: np.ndarray, k: int) -> i
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _spreads_into(
     hand: int,
     ace_high: int,
@@ -388,7 +388,7 @@ def _spreads_into(
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _index_targets(S: np.ndarray, g: int, ace_high: int) -> None:
     book = 0
     high = 0
@@ -413,7 +413,7 @@ def _index_targets(S: np.ndarray, g: int, ace_high: int) -> None:
     S[g, C_LOWT] = low
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_wait(S: np.ndarray, g: int, seat: int, w: int, cumulative: int) -> None:
     if w:
         if cumulative:
@@ -422,7 +422,7 @@ def _add_wait(S: np.ndarray, g: int, seat: int, w: int, cumulative: int) -> None
             S[g, C_WAITS + seat] = w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_action(
     S: np.ndarray,
     pay: np.ndarray,
@@ -489,7 +489,7 @@ def apply_action(
     return _lay(S, pay, g, a, cur, P, F, shapes)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _hit_target(S: np.ndarray, g: int, a: int) -> int:
     """Index of the spread that hit action ``a`` joins."""
     c = (a - HIT_BOOK) % 52
@@ -512,7 +512,7 @@ def _hit_target(S: np.ndarray, g: int, a: int) -> int:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lay(
     S: np.ndarray, pay: np.ndarray, g: int, a: int, cur: int, P: np.ndarray, F: np.ndarray, shapes: np.ndarray
 ) -> bool:
@@ -556,7 +556,7 @@ def _lay(
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def redeal(
     S: np.ndarray,
     pay: np.ndarray,

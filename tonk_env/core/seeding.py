@@ -39,7 +39,7 @@ def _mix(x: int | np.uint64) -> np.uint64:
     return splitmix(np.uint64(x) + GOLDEN)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seeded_deck(seed: int, game: int, index: int, out: np.ndarray) -> None:
     """Shuffle a deck for the ``index``-th deal of game ``game`` under ``seed`` (Fisher-Yates, splitmix64)."""
     for j in range(52):
@@ -61,7 +61,7 @@ def next_random(rng: np.ndarray, g: int) -> np.uint64:
     return splitmix(s)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seed_generators(rng: np.ndarray, seed: int) -> None:
     """Seed every game's generator from ``seed`` (game ``g`` gets its own stream)."""
     base = splitmix(np.uint64(seed) ^ np.uint64(0x5DEECE66D))

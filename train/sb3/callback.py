@@ -170,6 +170,12 @@ class TonkCallback(BaseCallback):
             self.next_eval = _next_multiple(step, cfg.eval.every)
         return self.stop_reason is None
 
+    def may_play_ahead(self, step: int) -> bool:
+        """Whether the rollout that starts at ``step`` may be played during the update before it
+        (``ppo.overlap``): not when a checkpoint is due there, nor once a stop is asked for."""
+        checkpoint_due = step >= self.next_ckpt and step != self.last_ckpt_step
+        return self.stop_reason is None and not checkpoint_due
+
     def _begin_phase(self, phase: str) -> None:
         self.phase, self.t_phase, self.eval_at_phase = phase, time.perf_counter(), self.eval_seconds
 
@@ -295,13 +301,21 @@ class TonkCallback(BaseCallback):
             self.evaluate()
         wall = time.perf_counter() - self.t_start
         train_steps = step - self.steps_start
-
+        collect, update = self.collect_seconds, self.update_seconds
+        timing = getattr(model, "overlap_timing", None)  # ppo.overlap: the thread's own seconds
+        if timing is not None:
+            collect, update = timing.collect, timing.update
         summary = {
             "steps": step,
             "stopped_by": self.stop_reason,
-            **speed_summary(train_steps, wall, self.eval_seconds, self.collect_seconds, self.update_seconds),
+            **speed_summary(train_steps, wall, self.eval_seconds, collect, update),
             "best_score": None if self.best_score == -np.inf else self.best_score,
         }
+        if timing is not None:
+            summary["overlap"] = {
+                "rollouts_played_ahead": timing.ahead,
+                "wait_seconds": round(timing.wait, 3),
+            }
         write_summary(self.run_dir, summary)
 
     def _log_event(self, row: dict[str, Any]) -> None:

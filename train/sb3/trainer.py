@@ -44,9 +44,11 @@ from ..pretrain import pretrain
 from ..run_folder import make_run_dir, read_best_score, read_pool, write_run_files
 from ..shaping import CountShaping
 from .callback import TonkCallback
+from .core_process import CoreVecEnvProcess
 from .core_vec import make_core_vec_env
 from .dummy_vec import BatchableSingleAgentEnv, BatchedOpponentsVecEnv
 from .oracle_policy import OracleCriticPolicy, oracle_policy_kwargs
+from .overlap import OverlappedMaskablePPO
 from .policy import TonkMaskablePolicy
 from .runstate import read_state, rewind_run
 from .zip_checkpoint import RunCheckpoint, init_from_checkpoint, read_run_checkpoint, restore_checkpoint
@@ -106,7 +108,8 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path | None = None) -> 
     if cfg.net.critic == "oracle":
         policy = OracleCriticPolicy
         policy_kwargs.update(oracle_policy_kwargs(cfg.players))
-    return MaskablePPO(
+    algo = OverlappedMaskablePPO if cfg.ppo.overlap else MaskablePPO
+    model = algo(
         policy,
         vec_env,
         learning_rate=lr,
@@ -126,6 +129,9 @@ def build_model(cfg: TrainConfig, vec_env: Any, run_dir: Path | None = None) -> 
         device=cfg.device,
         verbose=0,
     )
+    if cfg.ppo.update_dtype != "float32":
+        model.policy.update_dtype = getattr(torch, cfg.ppo.update_dtype)
+    return model
 
 
 class _LinearSchedule:
@@ -140,7 +146,8 @@ class _LinearSchedule:
 
 def _make_vec_env(cfg: TrainConfig) -> Any:
     if cfg.vec_env == "core":
-        core = make_core_vec_env(cfg)
+        # with ppo.overlap the envs step in a worker process, beside the update (train/sb3/core_process.py)
+        core = CoreVecEnvProcess(cfg) if cfg.ppo.overlap else make_core_vec_env(cfg)
         core.seed(cfg.seed)
         return core
     fns = [make_env_fn(cfg, i) for i in range(cfg.n_envs)]
@@ -271,6 +278,8 @@ def _fit_run(
             evaluate=evaluate,
             resume_state=resume_state,
         )
+        if isinstance(model, OverlappedMaskablePPO):
+            model.may_play_ahead = cb.may_play_ahead
         remaining = cfg.total_steps - model.num_timesteps
 
         def handler(signum: int, frame: Any) -> None:

@@ -1,0 +1,193 @@
+"""``vec_env: core`` in a worker process: the training envs of ``ppo.overlap``, beside the update.
+
+With ``ppo.overlap`` (:mod:`train.sb3.overlap`) a thread plays the next rollout
+while the update runs. Both want Python: the envs' step (the core's glue, the
+opponents' batches, the episode bookkeeping) and the update's dispatch of
+torch operations. In one process they take turns on one interpreter lock and
+each slows the other (docs/RESULTS.md, "Overlapped collection"), so
+:class:`CoreVecEnvProcess` keeps the :class:`~train.sb3.core_vec.CoreVecEnv`
+of the config in a process of its own and answers the same calls over a pipe:
+the rollout thread only runs the network and fills the buffer, and waits for
+the envs without holding the lock. Each reset and step brings the next action
+masks with it, so asking for them costs no second round trip.
+
+The worker is built from the config (the same envs, pools and seeds as in
+this process, so the same run), ignores SIGINT (the trainer's handler stops
+the run), and its errors come back as the same exception in the trainer. A
+worker that fails to start or dies is reported in one line with its exit
+code; nothing waits on it forever.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+from threadpoolctl import threadpool_limits
+
+from ..config import TrainConfig, config_from_dict
+from .core_vec import make_core_vec_env
+
+__all__ = ["CoreVecEnvProcess"]
+
+#: Seconds between checks that the worker is alive while waiting for its answer.
+POLL_S = 1.0
+
+
+class EnvWorkerError(RuntimeError):
+    """The env worker process exited, or could not start."""
+
+
+class CoreVecEnvProcess(VecEnv):
+    """The ``vec_env: core`` envs of ``cfg``, stepped in a worker process (same calls as ``CoreVecEnv``)."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        ctx = mp.get_context("spawn")  # a fresh interpreter: no copy of this one's threads or locks
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, cfg.to_dict()), name="tonk-core-envs", daemon=True)
+        self._proc.start()
+        child.close()
+        self._closed = False
+        self._masks: np.ndarray | None = None  # the masks after the last reset or step
+        try:
+            num_envs, obs_space, action_space = self._answer()
+        except BaseException:
+            self.close()
+            raise
+        super().__init__(num_envs, obs_space, action_space)
+
+    # -- the pipe ------------------------------------------------------------------------------
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self._conn.send((name, args, kwargs))
+        return self._answer()
+
+    def _answer(self) -> Any:
+        while not self._conn.poll(POLL_S):
+            if not self._proc.is_alive():
+                raise EnvWorkerError(
+                    f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
+                )
+        try:
+            ok, value = self._conn.recv()
+        except EOFError:
+            self._proc.join(POLL_S)
+            raise EnvWorkerError(
+                f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
+            ) from None
+        if not ok:
+            raise value
+        return value
+
+    # -- VecEnv API ------------------------------------------------------------------------------
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """The seed of the next reset."""
+        return self._call("seed", seed)
+
+    def reset(self) -> np.ndarray:
+        """Deal every game a hand."""
+        obs, self._masks = self._call("reset")
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Send the actions; the worker steps while this process goes on."""
+        self._conn.send(("step", (np.asarray(actions),), {}))
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """The step's observations, rewards, dones and infos."""
+        result, self._masks = self._answer()
+        return result
+
+    def close(self) -> None:
+        """Stop the worker (and wait for it, a few seconds at most)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._proc.is_alive():
+                self._conn.send(("close", (), {}))
+                self._conn.poll(5 * POLL_S) and self._conn.recv()
+        except (BrokenPipeError, EOFError, OSError):
+            pass
+        self._proc.join(5 * POLL_S)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join()
+        self._conn.close()
+
+    def has_attr(self, attr_name: str) -> bool:
+        """Whether the envs answer ``attr_name``."""
+        return self._call("has_attr", attr_name)
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """An attribute of the vector env, once per game of ``indices``."""
+        return self._call("get_attr", attr_name, indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Refused, as by ``CoreVecEnv``."""
+        self._call("set_attr", attr_name, value, indices)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
+    ) -> list[Any]:
+        """``action_masks``, ``update_pool`` or ``pool_counts``, as ``CoreVecEnv`` answers them."""
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            masks = self.action_masks()
+            return [masks[g] for g in self._get_indices(indices)]
+        return self._call("env_method", method_name, *method_args, indices=indices, **method_kwargs)
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """No game is a wrapped gymnasium env."""
+        return [False for _ in self._get_indices(indices)]
+
+    def action_masks(self) -> np.ndarray:
+        """Every game's mask, int8 ``(n_envs, A)``."""
+        if self._masks is None:
+            self._masks = self._call("action_masks")
+        return self._masks
+
+    def random_state(self) -> dict[str, Any]:
+        """The games' and pools' random streams (``CoreVecEnv.random_state``)."""
+        return self._call("random_state")
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`random_state`."""
+        self._call("set_random_state", state)
+
+
+def _serve(conn: Any, cfg_dict: dict[str, Any]) -> None:
+    """The worker: build the envs, then answer calls until ``close``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's: it stops the run
+    threadpool_limits(limits=1, user_api="blas")  # the opponents' batches: one core, as in the trainer
+    try:
+        env = make_core_vec_env(config_from_dict(cfg_dict))
+    except BaseException as e:
+        conn.send((False, e))
+        return
+    conn.send((True, (env.num_envs, env.observation_space, env.action_space)))
+    while True:
+        try:
+            name, args, kwargs = conn.recv()
+        except (EOFError, OSError):  # the trainer is gone
+            return
+        if name == "close":
+            env.close()
+            conn.send((True, None))
+            return
+        try:
+            if name == "step":
+                env.step_async(*args)
+                result: Any = (env.step_wait(), env.action_masks())
+            elif name == "reset":
+                result = (env.reset(), env.action_masks())
+            else:
+                result = getattr(env, name)(*args, **kwargs)
+        except BaseException as e:
+            conn.send((False, e))
+            continue
+        conn.send((True, result))
