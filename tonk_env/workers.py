@@ -47,7 +47,7 @@ class WorkerStartError(ValueError):
     """A pool worker could not start (its initializer raised); the message is the worker's."""
 
 
-def _one_torch_thread() -> None:
+def one_torch_thread() -> None:
     """Torch in this worker runs on one thread, if the parent imported it.
 
     A forked child inherits torch's OpenMP state but not the parent's OpenMP
@@ -62,7 +62,7 @@ def _one_torch_thread() -> None:
 
 def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
     global _START_ERROR
-    _one_torch_thread()
+    one_torch_thread()
     # Ctrl-C reaches the whole process group: the parent stops the pool (process_map), and a worker
     # that took the KeyboardInterrupt itself would only print its traceback over the parent's message.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

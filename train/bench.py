@@ -20,8 +20,9 @@ Per mode: ``steps``, ``wall_seconds`` (the training loop, without Ray's
 start-up), ``steps_per_s``, ``collect_steps_per_s`` and ``update_steps_per_s``
 (the steps over the seconds spent outside / inside the update, in the process
 that trains; with ``sb3-core-overlap`` the thread's seconds, which overlap the
-update's), ``overlap`` (its rollouts played ahead and the seconds the update waited for them), and for RLlib ``collect_steps_per_s_per_runner`` (the steps over
-the runners' own seconds inside ``sample()``: what one runner collects, which
+update's), ``overlap`` (its rollouts played ahead and the seconds the update
+waited for them), and for RLlib ``collect_steps_per_s_per_runner`` (the steps
+over the runners' own seconds inside ``sample()``: what one runner collects, which
 with APPO overlaps the update). The result holds the machine's load average
 before and after: on a shared machine the modes' ratios, measured in one run,
 mean more than any one figure.

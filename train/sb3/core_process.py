@@ -8,14 +8,19 @@ each slows the other (docs/RESULTS.md, "Overlapped collection"), so
 :class:`CoreVecEnvProcess` keeps the :class:`~train.sb3.core_vec.CoreVecEnv`
 of the config in a process of its own and answers the same calls over a pipe:
 the rollout thread only runs the network and fills the buffer, and waits for
-the envs without holding the lock. Each reset and step brings the next action
-masks with it, so asking for them costs no second round trip.
+the envs without holding the lock. A step's arrays (observations, masks,
+rewards, dones) pass through shared memory and only its infos through the
+pipe; the masks come with every reset and step, so asking for them costs no
+second round trip.
 
-The worker is built from the config (the same envs, pools and seeds as in
-this process, so the same run), ignores SIGINT (the trainer's handler stops
-the run), and its errors come back as the same exception in the trainer. A
-worker that fails to start or dies is reported in one line with its exit
-code; nothing waits on it forever.
+The worker is forked where the platform can (``spawn`` elsewhere, which needs
+the ``if __name__ == "__main__":`` guard of a script, as any
+``multiprocessing`` code does) and builds the envs from the config: the same
+envs, pools and seeds as in this process, so the same run. It ignores SIGINT
+(the trainer's handler stops the run), its errors come back as the same
+exception in the trainer, and one that fails to start or dies is reported in
+one line with its exit code; nothing waits on it forever. If the trainer dies,
+the worker reads the end of its pipe and exits.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
+
+from tonk_env.engine import make_rules
+from tonk_env.vector import TonkVectorEnv
+from tonk_env.workers import default_method, one_torch_thread
 
 from ..config import TrainConfig, config_from_dict
 from .core_vec import make_core_vec_env
@@ -46,9 +55,12 @@ class CoreVecEnvProcess(VecEnv):
     """The ``vec_env: core`` envs of ``cfg``, stepped in a worker process (same calls as ``CoreVecEnv``)."""
 
     def __init__(self, cfg: TrainConfig) -> None:
-        ctx = mp.get_context("spawn")  # a fresh interpreter: no copy of this one's threads or locks
+        ctx: Any = mp.get_context(default_method())  # fork where there is one: no re-import, a fast start
+        self._shared = _SharedStep.allocate(ctx, cfg)
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, cfg.to_dict()), name="tonk-core-envs", daemon=True)
+        self._proc = ctx.Process(
+            target=_serve, args=(child, cfg.to_dict(), self._shared), name="tonk-core-envs", daemon=True
+        )
         self._proc.start()
         child.close()
         self._closed = False
@@ -63,25 +75,32 @@ class CoreVecEnvProcess(VecEnv):
     # -- the pipe ------------------------------------------------------------------------------
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        self._conn.send((name, args, kwargs))
+        self._send((name, args, kwargs))
         return self._answer()
+
+    def _send(self, message: tuple[str, tuple[Any, ...], dict[str, Any]]) -> None:
+        try:
+            self._conn.send(message)
+        except OSError:  # a broken pipe: the worker is gone
+            raise self._gone() from None
 
     def _answer(self) -> Any:
         while not self._conn.poll(POLL_S):
             if not self._proc.is_alive():
-                raise EnvWorkerError(
-                    f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
-                )
+                raise self._gone()
         try:
             ok, value = self._conn.recv()
-        except EOFError:
-            self._proc.join(POLL_S)
-            raise EnvWorkerError(
-                f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
-            ) from None
+        except (EOFError, OSError):
+            raise self._gone() from None
         if not ok:
             raise value
         return value
+
+    def _gone(self) -> EnvWorkerError:
+        self._proc.join(POLL_S)
+        return EnvWorkerError(
+            f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
+        )
 
     # -- VecEnv API ------------------------------------------------------------------------------
 
@@ -91,17 +110,20 @@ class CoreVecEnvProcess(VecEnv):
 
     def reset(self) -> np.ndarray:
         """Deal every game a hand."""
-        obs, self._masks = self._call("reset")
-        return obs
+        self._call("reset")
+        self._masks = self._shared.masks.copy()
+        return self._shared.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
         """Send the actions; the worker steps while this process goes on."""
-        self._conn.send(("step", (np.asarray(actions),), {}))
+        self._send(("step", (np.asarray(actions),), {}))
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """The step's observations, rewards, dones and infos."""
-        result, self._masks = self._answer()
-        return result
+        infos = self._answer()
+        shared = self._shared
+        self._masks = shared.masks.copy()
+        return shared.obs.copy(), shared.rewards.copy(), shared.dones.copy(), infos
 
     def close(self) -> None:
         """Stop the worker (and wait for it, a few seconds at most)."""
@@ -160,9 +182,55 @@ class CoreVecEnvProcess(VecEnv):
         self._call("set_random_state", state)
 
 
-def _serve(conn: Any, cfg_dict: dict[str, Any]) -> None:
+class _SharedStep:
+    """A step's arrays in memory shared with the worker: observations, masks, rewards, dones."""
+
+    def __init__(self, raw: Any, n: int, obs_size: int, num_actions: int) -> None:
+        self.raw, self.n, self.obs_size, self.num_actions = raw, n, obs_size, num_actions
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        at = 0
+
+        def take(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+            nonlocal at
+            size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            view = buf[at : at + size].view(dtype).reshape(shape)
+            at += size
+            return view
+
+        self.obs = take((n, obs_size), np.float32)
+        self.rewards = take((n,), np.float32)
+        self.masks = take((n, num_actions), np.int8)
+        self.dones = take((n,), np.bool_)
+
+    @staticmethod
+    def nbytes(n: int, obs_size: int, num_actions: int) -> int:
+        return n * (obs_size * 4 + 4 + num_actions + 1)
+
+    @classmethod
+    def allocate(cls, ctx: Any, cfg: TrainConfig) -> _SharedStep:
+        """Shared arrays for the envs of ``cfg`` (sized by a one-game env of its table)."""
+        probe = TonkVectorEnv(
+            num_envs=1,
+            num_players=cfg.players,
+            rules=make_rules(cfg.rules, **cfg.rule_options),
+            oracle=cfg.net.critic == "oracle",
+        )
+        shape = probe.single_observation_space.shape
+        assert shape is not None  # a Box
+        obs_size, num_actions = int(shape[0]), int(probe.num_actions)
+        probe.close()
+        raw = ctx.RawArray("B", cls.nbytes(cfg.n_envs, obs_size, num_actions))
+        return cls(raw, cfg.n_envs, obs_size, num_actions)
+
+    def __reduce__(self) -> Any:  # for a spawned worker: the same shared block
+        return (_SharedStep, (self.raw, self.n, self.obs_size, self.num_actions))
+
+
+def _serve(conn: Any, cfg_dict: dict[str, Any], shared: _SharedStep) -> None:
     """The worker: build the envs, then answer calls until ``close``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's: it stops the run
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the trainer's handler, which a fork copies
+    one_torch_thread()  # a forked child has none of torch's threads (tonk_env/workers.py)
     threadpool_limits(limits=1, user_api="blas")  # the opponents' batches: one core, as in the trainer
     try:
         env = make_core_vec_env(config_from_dict(cfg_dict))
@@ -182,11 +250,16 @@ def _serve(conn: Any, cfg_dict: dict[str, Any]) -> None:
         try:
             if name == "step":
                 env.step_async(*args)
-                result: Any = (env.step_wait(), env.action_masks())
+                obs, rewards, dones, result = env.step_wait()
+                shared.rewards[:] = rewards
+                shared.dones[:] = dones
             elif name == "reset":
-                result = (env.reset(), env.action_masks())
+                obs, result = env.reset(), None
             else:
                 result = getattr(env, name)(*args, **kwargs)
+            if name in ("step", "reset"):
+                shared.obs[:] = obs
+                shared.masks[:] = env.action_masks()
         except BaseException as e:
             conn.send((False, e))
             continue

@@ -182,7 +182,7 @@ class OverlappedMaskablePPO(MaskablePPO):
         """
         buffer.reset()
         steps: list[_Step] = []
-        dones = self._last_episode_starts
+        dones: np.ndarray = np.asarray(self._last_episode_starts)
         for _ in range(n_steps):
             with torch.no_grad():
                 obs_tensor = obs_as_tensor(self._last_obs, self.device)  # type: ignore[arg-type]

@@ -105,8 +105,9 @@ def legal_log_prob_entropy(
     """The log-probability of ``actions`` and the entropy of the masked distribution of ``logits``.
 
     ``logits`` ``(B, A)``; ``masks`` ``(B, A)``, bool or numbers (0: illegal), at least one legal
-    action a row; ``actions`` ``(B,)``, legal ones. The legal logits are gathered into ``(B, K)`` (``K`` the most
-    legal actions of a row), so everything after the gather, and its gradient, is ``K`` wide.
+    action a row; ``actions`` ``(B,)``, legal ones. The legal logits are gathered into ``(B, K)``
+    (``K`` the most legal actions of a row), so everything after the gather, and its gradient, is
+    ``K`` wide.
     """
     counts = masks.sum(dim=1).long()
     width = int(counts.max())
@@ -163,4 +164,3 @@ class TonkMaskablePolicy(MaskableActorCriticPolicy):
         masks = torch.as_tensor(action_masks, device=logits.device).reshape(logits.shape)
         log_prob, entropy = legal_log_prob_entropy(logits, masks, actions)
         return self.value_net(latent_vf), log_prob, entropy
-
