@@ -94,8 +94,8 @@ class PPOConfig:
     """Stop an update early past this KL (None = off)."""
     update_dtype: str = setting("float32", "float32 or bfloat16", choices=("float32", "bfloat16"))
     """The precision of the update's matrix products: ``float32``, or ``bfloat16`` (torch's autocast:
-    the weights, the optimizer and the losses stay float32; on a CPU with AVX-512 BF16 or AMX the
-    products run about twice as fast, elsewhere they may be slower). Collection is float32 either way."""
+    the weights, the optimizer and the losses stay float32; faster on a CPU with AVX-512 BF16 or AMX,
+    maybe slower elsewhere: docs/RESULTS.md). Collection is float32 either way."""
     overlap: bool = False
     """Play the next rollout in a background thread while the update trains on this one
     (:mod:`train.sb3.overlap`): each rollout is then played by the weights one update behind, and
