@@ -96,10 +96,19 @@ def test_the_pool_ends_without_relying_on_sigterm() -> None:
 
 
 _INTERRUPTED = """
+import os
+import signal
+import sys
 import time
 from tonk_env.workers import process_map
 
+# Ctrl-C's own handler even where the test runs with SIGINT ignored (a shell's background job
+# inherits SIG_IGN, and Python then keeps it)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+MARKS = sys.argv[1]
+
 def slow(x):
+    open(os.path.join(MARKS, str(x)), "w").close()  # this worker is in its task
     time.sleep(30)
     return x
 
@@ -111,14 +120,17 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_stops_the_map_without_a_traceback_from_each_worker() -> None:
+def test_ctrl_c_stops_the_map_without_a_traceback_from_each_worker(tmp_path: Path) -> None:
     # Ctrl-C goes to the whole process group; the workers leave it to the parent, which stops them.
     proc = subprocess.Popen(
-        [sys.executable, "-c", _INTERRUPTED], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
+        [sys.executable, "-c", _INTERRUPTED, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
     )  # fmt: skip
     assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
-    time.sleep(1.0)  # the workers are in their task
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.iterdir())) < 2:  # both workers are in their task (so past their start-up)
+        assert time.monotonic() < deadline and proc.poll() is None, "the workers never started their tasks"
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert "interrupted" in out
