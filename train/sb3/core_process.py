@@ -64,7 +64,7 @@ class CoreVecEnvProcess(VecEnv):
         self._proc.start()
         child.close()
         self._closed = False
-        self._masks: np.ndarray | None = None  # the masks after the last reset or step
+        self._dealt = False  # the shared masks hold the last reset's or step's
         try:
             num_envs, obs_space, action_space = self._answer()
         except BaseException:
@@ -111,7 +111,7 @@ class CoreVecEnvProcess(VecEnv):
     def reset(self) -> np.ndarray:
         """Deal every game a hand."""
         self._call("reset")
-        self._masks = self._shared.masks.copy()
+        self._dealt = True
         return self._shared.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -122,7 +122,6 @@ class CoreVecEnvProcess(VecEnv):
         """The step's observations, rewards, dones and infos."""
         infos = self._answer()
         shared = self._shared
-        self._masks = shared.masks.copy()
         return shared.obs.copy(), shared.rewards.copy(), shared.dones.copy(), infos
 
     def close(self) -> None:
@@ -168,10 +167,8 @@ class CoreVecEnvProcess(VecEnv):
         return [False for _ in self._get_indices(indices)]
 
     def action_masks(self) -> np.ndarray:
-        """Every game's mask, int8 ``(n_envs, A)``."""
-        if self._masks is None:
-            self._masks = self._call("action_masks")
-        return self._masks
+        """Every game's mask, int8 ``(n_envs, A)`` (a copy, as ``CoreVecEnv`` gives it)."""
+        return self._shared.masks.copy() if self._dealt else self._call("action_masks")
 
     def random_state(self) -> dict[str, Any]:
         """The games' and pools' random streams (``CoreVecEnv.random_state``)."""

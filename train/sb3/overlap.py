@@ -219,7 +219,7 @@ class OverlappedMaskablePPO(MaskablePPO):
 
 
 def _masks(env: Any) -> np.ndarray:
-    """The envs' action masks, a copy (the core's own buffer changes with the next step)."""
-    if hasattr(env, "action_masks"):  # vec_env core, in this process or a worker: one array
-        return np.array(env.action_masks())
+    """The envs' action masks as one array (a copy either way)."""
+    if hasattr(env, "action_masks"):  # vec_env core, in this process or a worker: one call, one array
+        return env.action_masks()
     return get_action_masks(env)
