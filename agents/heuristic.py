@@ -44,6 +44,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from tonk_env.engine import START, SeatInfo, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, HIT_HIGH, HIT_LOW, SPREAD, TAKE
 from tonk_env.engine.cards import SUIT_BITS
@@ -51,6 +53,7 @@ from tonk_env.engine.rules import TonkRules
 
 from .base import BaseAgent
 from .beliefs import belief_param, check_belief_table
+from .greedy_arrays import greedy_moves
 from .hand import (
     RANK_MASKS,
     VALUES,
@@ -134,6 +137,12 @@ class GreedyAgent(BaseAgent):
         if a is not None:
             return a
         return loose_discard(info)
+
+    def act_arrays(
+        self, observation: np.ndarray, action_mask: np.ndarray, rules: TonkRules, num_players: int
+    ) -> np.ndarray:
+        """The same choices for a batch of observation tensors and masks (the vector env's fast path)."""
+        return greedy_moves(observation, action_mask, rules.ace_high, num_players, self.drop_at)
 
 
 # --- heuristic:expert --------------------------------------------------------------------------

@@ -55,6 +55,9 @@ with the game's own generator. How each opponent is played:
   product per key and round, each row picked by its own copy (as
   :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent
   and round; the rest row by row;
+- an agent with ``act_arrays`` (``heuristic:greedy``) decides from the same
+  observations and masks, one call per agent and round, without an engine
+  mirror (under ``check`` its choice is compared with ``act`` on the mirror);
 - any other agent (heuristics, search) plays through a reference-engine
   mirror of its game (``tonk_env.engine.new_game`` on the same deck, kept in
   step with the core), with ``LazyObs`` and ``seat_info`` as
@@ -103,6 +106,12 @@ __all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privi
 _NO_GAMES = np.zeros(0, dtype=np.int64)
 #: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
 _KERNEL_RANDOM = RandomPolicy(0)
+
+
+def _needs_mirror(agent: Any) -> bool:
+    """Whether an opponent plays through an engine mirror (it reads info and cannot decide from arrays)."""
+    return getattr(agent, "reads_info", True) and not hasattr(agent, "act_arrays")
+
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
@@ -500,7 +509,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
         for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
             seated = self._seated[g]
-            mirrored = self.check or any(getattr(a, "reads_info", True) for a in seated.values())
+            mirrored = self.check or any(_needs_mirror(a) for a in seated.values())
             if mirrored:
                 deck = self.deck_of(g, int(self._counters[g]) - 1) if decks is None else decks[g].tolist()
                 self._mirrors[g] = new_game(self.rules, n, deck=deck, dealer=int(self._dealers[g]))
@@ -569,6 +578,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         batched: dict[tuple[str, Any], list[int]] = {}
         for i, g in enumerate(waiting.tolist()):
             agent = self._seated[g][self._core.acting_seat(g)]
+            if hasattr(agent, "act_arrays"):
+                batched.setdefault(("arrays", id(agent)), []).append(i)
+                continue
             if getattr(agent, "reads_info", True):
                 m = self._mirrors[g]
                 assert m is not None  # a game with an agent that reads info has a mirror
@@ -577,11 +589,11 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
             key = getattr(agent, "batch_key", None)
             batched.setdefault(("key", key) if key is not None else ("agent", id(agent)), []).append(i)
         for (kind, _), rows in batched.items():
-            self._decide_batch(waiting, rows, moves, by_key=kind == "key")
+            self._decide_batch(waiting, rows, moves, kind)
         return moves
 
-    def _decide_batch(self, waiting: np.ndarray, rows: list[int], moves: np.ndarray, by_key: bool) -> None:
-        """The moves of games ``waiting[rows]``, whose opponents are one network (or copies of it)."""
+    def _decide_batch(self, waiting: np.ndarray, rows: list[int], moves: np.ndarray, kind: str) -> None:
+        """The moves of games ``waiting[rows]``, whose opponents are one agent (or copies of one network)."""
         games = waiting[rows]
         obs = np.zeros((games.size, self.obs_size), dtype=np.float32)
         masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
@@ -589,7 +601,11 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         agents: list[Any] = [self._seated[g][self._core.acting_seat(g)] for g in games.tolist()]
         first = agents[0]
         picks: list[Any]
-        if by_key:  # copies of one network: one matrix product, each row picked by its own copy
+        if kind == "arrays":  # an agent that decides from the arrays (heuristic:greedy)
+            picks = list(first.act_arrays(obs, masks, self.rules, self.num_players))
+            if self.check:
+                self._check_array_moves(games, picks, first)
+        elif kind == "key":  # copies of one network: one matrix product, each row picked by its own copy
             logits = first.logits(obs)
             if hasattr(first, "pick_many"):  # all rows at once, as each copy's pick would choose
                 picks = first.pick_many(logits, masks, agents)
@@ -613,6 +629,17 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
                     f"legal actions: {legal}"
                 )
             moves[rows[k]] = int(a)
+
+    def _check_array_moves(self, games: np.ndarray, picks: list[Any], agent: Any) -> None:
+        """Under ``check``: an ``act_arrays`` choice equals ``act`` on the game's engine mirror."""
+        for k, g in enumerate(games.tolist()):
+            m = self._mirrors[g]
+            assert m is not None  # check=True mirrors every game
+            want = decide(agent, m, self._who(g))
+            if int(picks[k]) != want:
+                raise CoreMirrorError(
+                    f"game {g}: {agent!r} chose {int(picks[k])} from the arrays, {want} from the engine"
+                )
 
     # -- infos ---------------------------------------------------------------------------------
 
