@@ -46,22 +46,17 @@ per opponent seat, or an opponent sampler (:func:`~tonk_env.single.as_sampler`),
 here also a list of ``num_envs`` samplers (one per game), called once per hand
 with the game's own generator. How each opponent is played:
 
-- a :class:`~tonk_env.agent.RandomPolicy` (the default) plays inside the
-  compiled step, uniformly among the legal actions, from the game's own
-  generator (not the policy's);
-- an agent whose ``reads_info`` is false (a network) acts on the core's
-  observation and mask: agents with a ``batch_key`` (copies with equal keys
-  hold equal weights), ``logits`` and ``pick`` are evaluated in one matrix
-  product per key and round, each row picked by its own copy (as
-  :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent
-  and round; the rest row by row;
-- an agent with ``act_arrays`` (``heuristic:greedy``) decides from the same
-  observations and masks, one call per agent and round, without an engine
-  mirror (under ``check`` its choice is compared with ``act`` on the mirror);
-- any other agent (heuristics, search) plays through a reference-engine
-  mirror of its game (``tonk_env.engine.new_game`` on the same deck, kept in
-  step with the core), with ``LazyObs`` and ``seat_info`` as
-  :func:`tonk_env.play.decide` gives them.
+- a :class:`~tonk_env.agent.RandomPolicy` (the default) plays inside the compiled step,
+  uniformly among the legal actions, from the game's own generator (not the policy's);
+- an agent whose ``reads_info`` is false (a network) acts on the core's observation and
+  mask: agents with a ``batch_key`` (copies with equal keys hold equal weights), ``logits``
+  and ``pick`` in one matrix product per key and round, each row picked by its own copy (as
+  :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent and
+  round; the rest row by row;
+- an agent with ``act_arrays`` (``heuristic:greedy``) from the same arrays, one call per agent and round;
+- any other agent (heuristics, search) plays through a reference-engine mirror of its game
+  (``tonk_env.engine.new_game`` on the same deck, kept in step with the core), with
+  ``LazyObs`` and ``seat_info`` as :func:`tonk_env.play.decide` gives them.
 
 Every seated agent is told ``reset_hand`` at the start of each hand; one
 object shared by many games is told each game's seats in turn (give
@@ -106,11 +101,6 @@ __all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privi
 _NO_GAMES = np.zeros(0, dtype=np.int64)
 #: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
 _KERNEL_RANDOM = RandomPolicy(0)
-
-
-def _needs_mirror(agent: Any) -> bool:
-    """Whether an opponent plays through an engine mirror (it reads info and cannot decide from arrays)."""
-    return getattr(agent, "reads_info", True) and not hasattr(agent, "act_arrays")
 
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
@@ -509,7 +499,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
         for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
             seated = self._seated[g]
-            mirrored = self.check or any(_needs_mirror(a) for a in seated.values())
+            mirrored = self.check or any(  # an agent that reads info and cannot decide from the arrays
+                getattr(a, "reads_info", True) and not hasattr(a, "act_arrays") for a in seated.values()
+            )
             if mirrored:
                 deck = self.deck_of(g, int(self._counters[g]) - 1) if decks is None else decks[g].tolist()
                 self._mirrors[g] = new_game(self.rules, n, deck=deck, dealer=int(self._dealers[g]))
@@ -603,8 +595,12 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         picks: list[Any]
         if kind == "arrays":  # an agent that decides from the arrays (heuristic:greedy)
             picks = list(first.act_arrays(obs, masks, self.rules, self.num_players))
-            if self.check:
-                self._check_array_moves(games, picks, first)
+            for k, g in enumerate(games.tolist() if self.check else ()):  # the engine mirror's choice
+                want = decide(first, self._mirrors[g], self._who(g))  # type: ignore[arg-type]
+                if int(picks[k]) != want:
+                    raise CoreMirrorError(
+                        f"game {g}: {first!r} chose {picks[k]} from the arrays, {want} by act"
+                    )
         elif kind == "key":  # copies of one network: one matrix product, each row picked by its own copy
             logits = first.logits(obs)
             if hasattr(first, "pick_many"):  # all rows at once, as each copy's pick would choose
@@ -629,17 +625,6 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
                     f"legal actions: {legal}"
                 )
             moves[rows[k]] = int(a)
-
-    def _check_array_moves(self, games: np.ndarray, picks: list[Any], agent: Any) -> None:
-        """Under ``check``: an ``act_arrays`` choice equals ``act`` on the game's engine mirror."""
-        for k, g in enumerate(games.tolist()):
-            m = self._mirrors[g]
-            assert m is not None  # check=True mirrors every game
-            want = decide(agent, m, self._who(g))
-            if int(picks[k]) != want:
-                raise CoreMirrorError(
-                    f"game {g}: {agent!r} chose {int(picks[k])} from the arrays, {want} from the engine"
-                )
 
     # -- infos ---------------------------------------------------------------------------------
 
