@@ -29,6 +29,10 @@ hidden state. Optional parts, each called only when the agent has it:
                                        of shape ``(B, size)``, ``obs["action_mask"]`` ``(B, actions)``,
                                        ``infos`` one ``SeatInfo`` (or None) per row; returns ``B``
                                        legal ids. :func:`act_batch` falls back to ``act`` row by row
+``act_arrays(obs, mask, rules, n)``    the choices of ``act`` for ``B`` positions from their tensors
+                                       ``(B, size)`` and masks ``(B, actions)`` alone, as an int
+                                       array (``heuristic:greedy``): the vector env then plays the
+                                       agent without an engine mirror
 ``reads_info``                         False: ``act`` gets ``info=None``
 ``deadline``                           an attribute the hand loop sets to a ``time.monotonic()``
                                        instant when its consumer bounds a decision's time (the
