@@ -138,6 +138,11 @@ class GreedyAgent(BaseAgent):
             return a
         return loose_discard(info)
 
+    @property
+    def arrays_key(self) -> tuple[str, int]:
+        """Greedies with equal keys choose alike (no state, no draws): one ``act_arrays`` call serves them."""
+        return ("heuristic:greedy", self.drop_at)
+
     def act_arrays(
         self, observation: np.ndarray, action_mask: np.ndarray, rules: TonkRules, num_players: int
     ) -> np.ndarray:

@@ -32,7 +32,8 @@ hidden state. Optional parts, each called only when the agent has it:
 ``act_arrays(obs, mask, rules, n)``    the choices of ``act`` for ``B`` positions from their tensors
                                        ``(B, size)`` and masks ``(B, actions)`` alone, as an int
                                        array (``heuristic:greedy``): the vector env then plays the
-                                       agent without an engine mirror
+                                       agent without an engine mirror, one call for all agents
+                                       of an equal ``arrays_key`` attribute (they choose alike)
 ``reads_info``                         False: ``act`` gets ``info=None``
 ``deadline``                           an attribute the hand loop sets to a ``time.monotonic()``
                                        instant when its consumer bounds a decision's time (the

@@ -53,7 +53,7 @@ with the game's own generator. How each opponent is played:
   and ``pick`` in one matrix product per key and round, each row picked by its own copy (as
   :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent and
   round; the rest row by row;
-- an agent with ``act_arrays`` (``heuristic:greedy``) from the same arrays, one call per agent and round;
+- an agent with ``act_arrays`` (``heuristic:greedy``) from the same arrays, one call per ``arrays_key``;
 - any other agent (heuristics, search) plays through a reference-engine mirror of its game
   (``tonk_env.engine.new_game`` on the same deck, kept in step with the core), with
   ``LazyObs`` and ``seat_info`` as :func:`tonk_env.play.decide` gives them.
@@ -571,7 +571,7 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         for i, g in enumerate(waiting.tolist()):
             agent = self._seated[g][self._core.acting_seat(g)]
             if hasattr(agent, "act_arrays"):
-                batched.setdefault(("arrays", id(agent)), []).append(i)
+                batched.setdefault(("arrays", getattr(agent, "arrays_key", id(agent))), []).append(i)
                 continue
             if getattr(agent, "reads_info", True):
                 m = self._mirrors[g]
