@@ -9,6 +9,7 @@ import pytest
 
 from agents.heuristic import GreedyAgent
 from tonk_env.engine import legal_actions, make_rules, new_game, seat_info
+from tonk_env.engine.actions import DISCARD, DRAW
 from tonk_env.engine.state import OVER, legal_mask
 from tonk_env.obs import observation
 from tonk_env.vector import TonkVectorEnv
@@ -70,3 +71,24 @@ def test_the_vector_env_plays_greedy_without_mirrors_and_as_the_engine_would() -
 def test_masks_of_another_table_are_refused() -> None:
     with pytest.raises(ValueError, match="580"):
         GreedyAgent().act_arrays(np.zeros((1, 338), np.float32), np.zeros((1, 580), np.int8), make_rules(), 2)
+
+
+def test_greedies_of_every_game_decide_in_one_call_per_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.heuristic as heuristic
+
+    calls: list[int] = []
+    real = heuristic.greedy_moves
+
+    def counted(obs, masks, *args):
+        calls.append(len(obs))
+        return real(obs, masks, *args)
+
+    monkeypatch.setattr(heuristic, "greedy_moves", counted)
+    per_game = [GreedyAgent() for _ in range(32)]  # a pool per game: one greedy object each
+    env = TonkVectorEnv(num_envs=32, opponent_sampler=[lambda gen, n, seat, a=a: [a] for a in per_game])
+    env.reset(seed=5)  # the learner sits first
+    env.step(np.full(32, DRAW))
+    env.step(np.asarray([np.flatnonzero(m[DISCARD : DISCARD + 52])[0] + DISCARD for m in env.action_masks()]))
+    assert calls[0] == 32 and len(calls) >= 2  # each round of the 32 greedies' moves in one call
+    other = GreedyAgent(drop_at=4)
+    assert other.arrays_key != per_game[0].arrays_key  # another threshold chooses otherwise: its own call
