@@ -161,3 +161,24 @@ def test_a_table_takes_the_one_seed_rule() -> None:
     with pytest.raises(ValueError, match=r"seed must be an integer 0\.\.4294967295"):
         Table(make_rules("standard"), 2, humans=(0,), specs=["random"], seed=-1)
     Table(make_rules("standard"), 2, humans=(0,), specs=["random"], seed=2**32 - 1)
+
+
+def test_every_yaml_file_is_read_by_one_bounded_reader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tonk_env.errors import MAX_YAML_BYTES, read_yaml
+
+    big = tmp_path / "big.yaml"
+    big.write_text("# " + "x" * MAX_YAML_BYTES + "\nseed: 1\n")
+    with pytest.raises(ValueError, match=r"^config file \S*big.yaml is larger than the 1,048,576 bytes"):
+        load_config(big)
+    bad = tmp_path / "tournament.yaml"
+    bad.write_text("entrants: [random,\n")
+    assert main(["tournament", str(bad)]) == 2  # the tournament's config: the same reader, one line
+    err = capsys.readouterr().err.strip()
+    assert "tournament.yaml is not valid YAML" in err and "line 2" in err and "\n" not in err
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "config.yaml").write_text("!!python/object/apply:os.system ['echo ran']\n")
+    with pytest.raises(ValueError, match=r"config.yaml is not valid YAML: could not determine a constructor"):
+        read_yaml(folder / "config.yaml")  # the safe loader: no tag runs code

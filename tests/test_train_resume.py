@@ -111,7 +111,7 @@ def test_a_truncated_newest_checkpoint_falls_back_to_the_previous(
     [
         (
             "players: [2\n",
-            "config.yaml: not valid YAML: expected ',' or ']', but got '<stream end>' at line 2",
+            "config.yaml is not valid YAML: expected ',' or ']', but got '<stream end>' at line 2",
         ),
         ("", "config.yaml: expected the run's options (key: value lines), got NoneType"),
         ("- 1\n", "config.yaml: expected the run's options (key: value lines), got list"),

@@ -4,12 +4,17 @@ Every error a user sees is one line: which file, and why. Torch's refusal of
 a pickled object (``weights_only``) runs to a dozen lines and advises
 ``weights_only=False``, which would run the file's code: here it becomes
 what was refused, and that nothing ran. YAML's errors put the problem and its
-place on separate lines: here they are one.
+place on separate lines: here they are one, and :func:`read_yaml` is the one
+reader of the YAML files a user points at (configs, run folders).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+#: The largest YAML file :func:`read_yaml` reads (configs are a few hundred bytes).
+MAX_YAML_BYTES = 1 << 20
 
 
 def one_line(e: BaseException) -> str:
@@ -48,3 +53,33 @@ def yaml_message(e: Any) -> str:
             f" ({context})" if context else ""
         )
     return one_line(e)
+
+
+def read_yaml(path: str | Path, label: str | None = None) -> Any:
+    """The data of a YAML file, by the safe loader (no tag can run code); ``ValueError`` in one line.
+
+    The message starts with ``label`` (default: the path) and says why: it does not
+    exist, is not a file, cannot be read, is over :data:`MAX_YAML_BYTES`, or is not
+    valid YAML (with the line and column).
+    """
+    import yaml  # the env layer itself reads no YAML
+
+    p = Path(path)
+    label = label or str(p)
+    if not p.exists():
+        raise ValueError(f"{label} does not exist")
+    if not p.is_file():
+        raise ValueError(f"{label} is not a file")
+    try:
+        with p.open("rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)
+    except OSError as e:
+        raise ValueError(f"{label} cannot be read: {e.strerror or e}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise ValueError(f"{label} is larger than the {MAX_YAML_BYTES:,} bytes a YAML file may hold here")
+    try:
+        return yaml.safe_load(raw.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
+        raise ValueError(f"{label} is not valid YAML: {yaml_message(e)}") from None
+    except RecursionError:
+        raise ValueError(f"{label} is not valid YAML: nested too deeply") from None

@@ -24,7 +24,7 @@ from agents.registry import check_spec
 from tonk_env.engine import make_rules
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, invalid, setting, show
-from tonk_env.errors import yaml_message
+from tonk_env.errors import read_yaml, yaml_message
 from tonk_env.runtime import MAX_WORKERS  # the most processes a setting may start, as in eval
 
 #: The widest hidden layer, and the most hidden layers, of ``net.pi`` and ``net.vf``.
@@ -438,19 +438,7 @@ def read_config_file(path: str | Path, defaults: bool = False) -> dict[str, Any]
     rarely what an empty file meant.
     """
     p = Path(path)
-    if not p.exists():
-        raise ValueError(f"config file {p} does not exist")
-    if not p.is_file():
-        raise ValueError(f"config file {p} is not a file")
-    try:
-        with p.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
-            data = yaml.safe_load(f)
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"config file {p} is not valid YAML: {yaml_message(e)}") from None
-    except RecursionError:
-        raise ValueError(f"config file {p} is not valid YAML: nested too deeply") from None
-    except OSError as e:
-        raise ValueError(f"config file {p} cannot be read: {e.strerror or e}") from None
+    data = read_yaml(p, f"config file {p}")  # its errors name the file and say why, in one line
     if data is None or data == {}:
         if not defaults:
             raise ValueError(

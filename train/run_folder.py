@@ -31,7 +31,7 @@ import yaml
 
 from agents.mlp import MLPPolicy
 from tonk_env.engine import TonkRules, action_table, make_rules
-from tonk_env.errors import yaml_message
+from tonk_env.errors import read_yaml
 from tonk_env.obs import OBS_VERSION, obs_layout
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
 
@@ -100,15 +100,7 @@ def read_run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> T
     cfg_path = run_dir / "config.yaml"
     if not cfg_path.is_file():
         raise ValueError(f"{run_dir}: no config.yaml; not a training run folder")
-    try:
-        with cfg_path.open(encoding="utf-8") as f:  # the file's name goes into YAML's "line N" marks
-            data = yaml.safe_load(f)
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"{cfg_path}: not valid YAML: {yaml_message(e)}") from None
-    except RecursionError:
-        raise ValueError(f"{cfg_path}: not valid YAML: nested too deeply") from None
-    except OSError as e:
-        raise ValueError(f"{cfg_path}: cannot be read: {e.strerror or e}") from None
+    data = read_yaml(cfg_path)
     if not isinstance(data, dict) or not data:
         raise ValueError(
             f"{cfg_path}: expected the run's options (key: value lines), got {type(data).__name__} "

@@ -8,14 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from eval.duplicate import MAX_HANDS
 from tonk_env import engine
 from tonk_env.engine import schema
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, setting
-from tonk_env.errors import yaml_message
+from tonk_env.errors import read_yaml
 from tonk_env.runtime import MAX_WORKERS
 
 FORMATS = ("round-robin", "gauntlet")
@@ -114,14 +112,7 @@ class TournamentConfig:
 def load_config(path: str | Path) -> TournamentConfig:
     """Read a tournament YAML file."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{p}: no such config file")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:  # ValueError: a bad date, !!int abc
-        raise ValueError(f"{p}: not valid YAML ({yaml_message(e)})") from None
-    except RecursionError:
-        raise ValueError(f"{p}: not valid YAML (nested too deeply)") from None
+    data = read_yaml(p) or {}
     return TournamentConfig.from_dict(data, where=str(p))
 
 

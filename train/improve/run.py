@@ -50,6 +50,7 @@ from agents.beliefs import belief_param, check_belief_table
 from agents.mlp import MLPPolicy, read_npz
 from agents.registry import make_agent
 from tonk_env.engine.actions import ACTION_KINDS, action_kind
+from tonk_env.errors import one_line, read_yaml
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
 from tonk_env.safe_arrays import write_sha256_sidecar
 
@@ -413,13 +414,13 @@ def resume_improve(
     for name in ("config.yaml", "state.json", "current.npz"):
         if not (folder / name).is_file():
             raise ValueError(f"{folder}: not a tonk improve run folder (no {name})")
+    data = read_yaml(folder / "config.yaml")
+    if not isinstance(data, dict):
+        raise ValueError(f"{folder / 'config.yaml'}: expected the run's options, got {type(data).__name__}")
     try:
-        data = yaml.safe_load((folder / "config.yaml").read_text(encoding="utf-8"))
         json.loads((folder / "state.json").read_text(encoding="utf-8"))["done"]
-    except (yaml.YAMLError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(
-            f"{folder}: its config.yaml or state.json is broken ({type(e).__name__}: {e})"
-        ) from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{folder / 'state.json'} is broken ({type(e).__name__}: {one_line(e)})") from None
     if generations is not None:
         data["generations"] = generations
     cfg = config_from_dict(data)
