@@ -73,14 +73,12 @@ from tonk_env.engine.numbers import MAX_DERIVED_SEED, check_seed
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.luck import ValueNet, hand_luck, load_value
 from tonk_env.play import play, start_hand
-from tonk_env.runtime import MAX_WORKERS
+from tonk_env.runtime import MAX_HANDS, MAX_WORKERS
 from tonk_env.workers import process_map
 
 from .luck import LuckReport, luck_report
 from .stats import mean_ci, t_quantile_975
 
-#: The most hands of one evaluation.
-MAX_HANDS = 10_000_000
 #: Deal groups per chunk of work handed to a worker (fixed, so results do not depend on workers).
 CHUNK_GROUPS = 8
 

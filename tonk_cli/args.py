@@ -11,10 +11,7 @@ import argparse
 from collections.abc import Callable
 
 from tonk_env.engine.numbers import MAX_SEED, parse_float, parse_int
-from tonk_env.runtime import MAX_WORKERS
-
-#: The most hands one evaluation or match plays (about a day of the slowest agents' play).
-MAX_HANDS = 10_000_000
+from tonk_env.runtime import MAX_HANDS, MAX_WORKERS
 
 
 def count(low: int, high: int) -> Callable[[str], int]:

@@ -3,7 +3,8 @@
 ``eval`` and ``train`` never import each other, so what both need lives here,
 once:
 
-- :data:`MAX_WORKERS`, the most worker processes of one command;
+- :data:`MAX_WORKERS`, the most worker processes of one command, and
+  :data:`MAX_HANDS`, the most hands of one evaluation or match;
 - :func:`write_atomic` and :func:`write_json` (through a temporary file, so a
   reader never sees half a file), :func:`append_jsonl` (one JSON line,
   optionally flushed to disk);
@@ -20,10 +21,20 @@ import socket
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_WORKERS", "append_jsonl", "check_address", "start_ray", "write_atomic", "write_json"]
+__all__ = [
+    "MAX_HANDS",
+    "MAX_WORKERS",
+    "append_jsonl",
+    "check_address",
+    "start_ray",
+    "write_atomic",
+    "write_json",
+]
 
 #: Worker processes at most (each is a process: more than this is a typo, not a machine).
 MAX_WORKERS = 256
+#: The most hands one evaluation or match plays (about a day of the slowest agents' play).
+MAX_HANDS = 10_000_000
 
 
 def write_atomic(path: Path, text: str) -> None:
