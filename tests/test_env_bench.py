@@ -60,3 +60,10 @@ def test_tonk_bench_exact_reports_a_mismatch(
     assert main(["bench", "exact", "--hands", "5"]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH in standard, 2 players (seed 0)" in out and "legal sets differ" in out
+
+
+def test_vector_env_benchmark_takes_an_opponent() -> None:
+    assert (
+        vector_env_decisions_per_s(games=4, steps=3, players=2, api="arrays", opponents="heuristic:greedy")
+        > 0
+    )

@@ -380,15 +380,18 @@ def batch_decisions_per_s(
     }
 
 
-def vector_env_decisions_per_s(games: int, steps: int, players: int, api: str, seed: int = 0) -> float:
-    """Learner decisions per second of ``TonkVectorEnv`` with random opponents (after 20 warm-up steps).
+def vector_env_decisions_per_s(
+    games: int, steps: int, players: int, api: str, seed: int = 0, opponents: Any = None
+) -> float:
+    """Learner decisions per second of ``TonkVectorEnv`` (after 20 warm-up steps).
 
     Each step draws one uniformly random legal action per game from the masks
     with numpy and steps the env: ``api="gym"`` through ``step()`` (with
     Gymnasium's info dicts), ``"arrays"`` through ``step_arrays()`` (what the
-    training VecEnv calls).
+    training VecEnv calls). ``opponents``: as the env takes them (default: random,
+    played in the kernel).
     """
-    env = TonkVectorEnv(num_envs=games, num_players=players)
+    env = TonkVectorEnv(num_envs=games, num_players=players, opponents=opponents)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     row_base = np.arange(games, dtype=np.int64) * env.num_actions
