@@ -204,13 +204,18 @@ class MLPPolicy:
             out[f"b{i}"] = b
         return out
 
-    def save_npz(self, path: str | Path) -> None:
-        """Save weights and metadata to ``.npz`` (no pickled code) and its hash to ``FILE.npz.sha256``."""
+    def save_npz(self, path: str | Path, sidecar: bool = True) -> None:
+        """Save weights and metadata to ``.npz`` (no pickled code) and its hash to ``FILE.npz.sha256``.
+
+        ``sidecar=False`` leaves the hash out (a caller writing to a temporary name
+        and renaming it writes the sidecar for the final name itself).
+        """
         arrays: dict[str, Any] = dict(self.weights())
         arrays["meta"] = np.array(json.dumps({**self.meta, "activation": self.activation}))
         np.savez(path, **arrays)
-        written = Path(path) if str(path).endswith(".npz") else Path(f"{path}.npz")  # np.savez adds .npz
-        write_sha256_sidecar(written)
+        if sidecar:
+            written = Path(path) if str(path).endswith(".npz") else Path(f"{path}.npz")  # np.savez adds .npz
+            write_sha256_sidecar(written)
 
     @classmethod
     def load_npz(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:

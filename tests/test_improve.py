@@ -121,6 +121,7 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
         MLPPolicy.load_npz(whole.run_dir / f"gen_{g:03d}" / "policy.npz")  # each a loadable network
         assert (whole.run_dir / f"gen_{g:03d}" / "policy.npz.sha256").read_text().split()[1] == "policy.npz"
     assert (whole.run_dir / "current.npz.sha256").read_text().split()[1] == "current.npz"
+    assert not list(whole.run_dir.rglob("*.tmp*"))  # no temporary file or its sidecar is left
     # stopped after one generation, as a kill after gen_001 was written leaves it, then resumed
     part = improve(config_from_dict(_cfg(tmp_path / "b", start)), evaluate, progress=False, stop=_after(1))
     assert [r["generation"] for r in part.rows] == [1]

@@ -99,8 +99,8 @@ def _save_policy(
     layers: list[tuple[np.ndarray, np.ndarray]], activation: str, meta: dict[str, Any], path: Path
 ) -> None:
     """Save a policy ``.npz`` atomically, and its ``.sha256`` sidecar naming it."""
-    _write_npz(path, MLPPolicy(layers, activation=activation, meta=meta).save_npz)
-    Path(f"{path.with_name(path.stem + '.tmp.npz')}.sha256").unlink()  # save_npz's, naming the tmp file
+    policy = MLPPolicy(layers, activation=activation, meta=meta)
+    _write_npz(path, lambda tmp: policy.save_npz(tmp, sidecar=False))
     write_sha256_sidecar(path)
 
 
