@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,8 @@ class ScoreRow:
     """Hands the agent played."""
 
     def to_json(self) -> dict[str, Any]:
-        """The row as the JSON object the reports and zoo cards hold."""
-        return {
-            "opponent": self.opponent,
-            "mean_stakes": self.mean_stakes,
-            "ci95": list(self.ci95),
-            "win_rate": self.win_rate,
-            "hands": self.hands,
-        }
+        """The row as the JSON object the reports and zoo cards hold (the fields in order)."""
+        return {**asdict(self), "ci95": list(self.ci95)}
 
 
 def score_row(opponent: str, result: EvalResult) -> ScoreRow:
