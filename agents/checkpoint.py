@@ -23,7 +23,7 @@ from tonk_env.obs import OBS_VERSION
 from tonk_env.safe_arrays import check_zip_sizes, read_member
 
 __all__ = [
-    "FORMAT", "META_NAME", "STEP_NAME", "latest_checkpoint", "read_meta", "resolve_checkpoint",
+    "FORMAT", "META_NAME", "STEP_NAME", "check_meta", "latest_checkpoint", "read_meta", "resolve_checkpoint",
     "run_checkpoints",
 ]  # fmt: skip
 
@@ -83,13 +83,22 @@ def read_meta(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: {META_NAME} is not valid JSON ({e})") from None
+    return check_meta(f"{path}: {META_NAME}", meta, FORMAT)
+
+
+def check_meta(label: str, meta: Any, fmt: str) -> dict[str, Any]:
+    """A checkpoint's metadata, checked: an object of format ``fmt`` and this observation layout.
+
+    ``ValueError`` starting with ``label`` (the file) otherwise; SB3 zips and RLlib
+    folders (:mod:`agents.rllib_agent`) check theirs here.
+    """
     if not isinstance(meta, dict):
-        raise ValueError(f"{path}: {META_NAME} holds a {type(meta).__name__}, not an object")
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: checkpoint format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise ValueError(f"{label} holds a {type(meta).__name__}, not an object")
+    if meta.get("format") != fmt:
+        raise ValueError(f"{label}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
     if meta.get("obs_version") != OBS_VERSION:
         raise ValueError(
-            f"{path}: trained with observation layout version {meta.get('obs_version')}, "
+            f"{label}: trained with observation layout version {meta.get('obs_version')}, "
             f"this Tonk RL uses version {OBS_VERSION}; retrain or use a matching release"
         )
     return meta

@@ -17,8 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tonk_env.obs import OBS_VERSION
-
+from .checkpoint import check_meta
 from .mlp import MLPPolicy, parse_bool_param
 
 __all__ = ["FORMAT", "META_NAME", "load_rllib_agent", "read_rllib_meta", "resolve_rllib_checkpoint"]
@@ -61,16 +60,7 @@ def read_rllib_meta(folder: Path) -> dict[str, Any]:
         raise ValueError(f"{folder}: no {META_NAME}; not an RLlib checkpoint of tonk train") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: holds a {type(meta).__name__}, not an object")
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: checkpoint format {meta.get('format')!r}, expected {FORMAT!r}")
-    if meta.get("obs_version") != OBS_VERSION:
-        raise ValueError(
-            f"{path}: trained with observation layout version {meta.get('obs_version')}, "
-            f"this Tonk RL uses version {OBS_VERSION}; retrain or use a matching release"
-        )
-    return meta
+    return check_meta(str(path), meta, FORMAT)
 
 
 def load_rllib_agent(
