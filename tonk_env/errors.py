@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 #: The largest YAML file :func:`read_yaml` reads (configs are a few hundred bytes).
 MAX_YAML_BYTES = 1 << 20
 
@@ -62,8 +64,6 @@ def read_yaml(path: str | Path, label: str | None = None) -> Any:
     exist, is not a file, cannot be read, is over :data:`MAX_YAML_BYTES`, or is not
     valid YAML (with the line and column).
     """
-    import yaml  # the env layer itself reads no YAML
-
     p = Path(path)
     label = label or str(p)
     if not p.exists():
