@@ -24,7 +24,7 @@ import numpy as np
 
 from tonk_env.engine import action_table
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
-from tonk_env.engine.cards import VALUES
+from tonk_env.engine.cards import VALUES, hand_value
 from tonk_env.obs import obs_layout
 
 from .hand import cards_desc
@@ -32,6 +32,7 @@ from .hand import cards_desc
 __all__ = ["greedy_moves"]
 
 _ID_BITS = 12  # action ids are below 4,096; the low bits of a key hold 4095 - id
+_ID_MASK = (1 << _ID_BITS) - 1
 _CARD_VALUES = np.asarray(VALUES, dtype=np.int64)
 
 
@@ -40,16 +41,14 @@ def _keys(ace_high: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per action id: the spread key, the hit key (-1 elsewhere); per card: its rank in "highest first"."""
     table = action_table(ace_high)
     size = table.size
-    low = (1 << _ID_BITS) - 1
     spread = np.full(size, -1, dtype=np.int64)
     for a in range(SPREAD, size):
         m = table.spreads[a - SPREAD].mask
-        value = sum(VALUES[c] for c in range(52) if m >> c & 1)
-        spread[a] = ((value << 5 | m.bit_count()) << _ID_BITS) | (low - a)
+        spread[a] = ((hand_value(m) << 5 | m.bit_count()) << _ID_BITS) | (_ID_MASK - a)
     hit = np.full(size, -1, dtype=np.int64)
     for a in range(HIT_BOOK, SPREAD):
         c = (a - HIT_BOOK) % 52
-        hit[a] = ((((VALUES[c] << 4) | c % 13) << 2 | c // 13) << _ID_BITS) | (low - a)
+        hit[a] = ((((VALUES[c] << 4) | c % 13) << 2 | c // 13) << _ID_BITS) | (_ID_MASK - a)
     order = cards_desc((1 << 52) - 1)
     high = np.zeros(52, dtype=np.int64)
     high[order] = np.arange(52, 0, -1)
@@ -77,15 +76,16 @@ def _top_makes_spread(hand: np.ndarray, top: np.ndarray, ace_high: bool) -> np.n
         return out
     card = top[rows].argmax(axis=1)
     suit, rank = card // 13, card % 13
+    r = np.arange(rows.size)
     full = (hand[rows] | top[rows]).reshape(-1, 4, 13)
-    book = full[np.arange(rows.size), :, rank].sum(axis=1) >= 3
-    pat = full[np.arange(rows.size), suit]  # (R, 13): the top card's suit
+    book = full[r, :, rank].sum(axis=1) >= 3
+    pat = full[r, suit]  # (R, 13): the top card's suit
     three = pat[:, :-2] & pat[:, 1:-1] & pat[:, 2:]  # (R, 11): a run of three from rank lo
     run = np.zeros(rows.size, dtype=np.bool_)
     for d in (2, 1, 0):
         lo = rank - d
         ok = (lo >= 0) & (lo <= 10)
-        run |= ok & three[np.arange(rows.size), np.clip(lo, 0, 10)]
+        run |= ok & three[r, np.clip(lo, 0, 10)]
     if ace_high:
         run |= np.isin(rank, (0, 11, 12)) & pat[:, 11] & pat[:, 12] & pat[:, 0]
     out[rows] = book | run
@@ -119,7 +119,6 @@ def greedy_moves(
 
     p = np.flatnonzero(~start)
     if p.size:
-        low = (1 << _ID_BITS) - 1
         m = mask[p]
         best_spread = np.where(m, spread_key, -1).max(axis=1)
         best_hit = np.where(m, hit_key, -1).max(axis=1)
@@ -132,7 +131,7 @@ def greedy_moves(
         discard = DISCARD + np.where(pool, high, 0).argmax(axis=1)
         moves[p] = np.where(
             best_spread >= 0,
-            low - (best_spread & low),
-            np.where(best_hit >= 0, low - (best_hit & low), discard),
+            _ID_MASK - (best_spread & _ID_MASK),
+            np.where(best_hit >= 0, _ID_MASK - (best_hit & _ID_MASK), discard),
         )
     return moves

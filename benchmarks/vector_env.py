@@ -22,18 +22,8 @@ import json
 import statistics
 
 from agents.registry import make_agent
+from tonk_env.agent import FunctionAgent
 from tonk_env.bench import vector_env_decisions_per_s
-
-
-class _Mirrored:
-    """An agent without ``act_arrays``: the vector env plays it through engine mirrors."""
-
-    def __init__(self, agent: object) -> None:
-        self.agent = agent
-
-    def act(self, obs: object, info: object) -> int:
-        """The wrapped agent's choice."""
-        return self.agent.act(obs, info)  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -49,7 +39,7 @@ def main() -> None:
     a = p.parse_args()
     opponent = None if a.opponent is None else make_agent(a.opponent)
     if a.mirror and opponent is not None:
-        opponent = _Mirrored(opponent)
+        opponent = FunctionAgent(opponent.act)  # no act_arrays: played through engine mirrors
     rates = []
     for t in range(a.trials):
         rates.append(

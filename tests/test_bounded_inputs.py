@@ -19,6 +19,7 @@ from frontends.terminal import play_terminal
 from tonk_cli.main import _parse, build_parser, main
 from tonk_env.engine import make_rules, parse_assignments
 from tonk_env.engine.rules import MAX_PAY, MAX_TURNS
+from tonk_env.errors import MAX_YAML_BYTES, read_yaml
 from tonk_env.obs import OBS_VERSION
 from train.config import load_config
 
@@ -166,8 +167,6 @@ def test_a_table_takes_the_one_seed_rule() -> None:
 def test_every_yaml_file_is_read_by_one_bounded_reader(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tonk_env.errors import MAX_YAML_BYTES, read_yaml
-
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * MAX_YAML_BYTES + "\nseed: 1\n")
     with pytest.raises(ValueError, match=r"^config file \S*big.yaml is larger than the 1,048,576 bytes"):

@@ -102,7 +102,6 @@ _NO_GAMES = np.zeros(0, dtype=np.int64)
 #: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
 _KERNEL_RANDOM = RandomPolicy(0)
 
-
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
 

@@ -8,13 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.duplicate import MAX_HANDS
 from tonk_env import engine
 from tonk_env.engine import schema
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, setting
 from tonk_env.errors import read_yaml
-from tonk_env.runtime import MAX_WORKERS
+from tonk_env.runtime import MAX_HANDS, MAX_WORKERS
 
 FORMATS = ("round-robin", "gauntlet")
 BACKENDS = ("local", "ray")
