@@ -7,8 +7,9 @@ what the observation holds: the hand, the top discard, the phase, and the
 legal mask. So the vector env plays ``heuristic:greedy`` without an engine
 mirror of each game: one numpy pass per round instead of a Python engine.
 
-The greedy's ties are broken by static keys per action id, so each rule
-reduces to a masked argmax:
+The greedy's ties are broken by static keys per action id
+(:func:`tonk_env.core.greedy.greedy_keys`, which the compiled core's own greedy
+reads too), so each rule reduces to a masked argmax:
 
 - a spread: most count, then most cards, then the lowest id;
 - a hit: the highest card (value, rank, suit), then the lowest id;
@@ -18,41 +19,16 @@ reduces to a masked argmax:
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
-from tonk_env.engine import action_table
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
-from tonk_env.engine.cards import VALUES, hand_value
+from tonk_env.core.greedy import ID_MASK, greedy_keys
+from tonk_env.engine.actions import DISCARD, DRAW, DROP, TAKE
+from tonk_env.engine.cards import VALUES
 from tonk_env.obs import obs_layout
-
-from .hand import cards_desc
 
 __all__ = ["greedy_moves"]
 
-_ID_BITS = 12  # action ids are below 4,096; the low bits of a key hold 4095 - id
-_ID_MASK = (1 << _ID_BITS) - 1
 _CARD_VALUES = np.asarray(VALUES, dtype=np.int64)
-
-
-@cache
-def _keys(ace_high: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per action id: the spread key, the hit key (-1 elsewhere); per card: its rank in "highest first"."""
-    table = action_table(ace_high)
-    size = table.size
-    spread = np.full(size, -1, dtype=np.int64)
-    for a in range(SPREAD, size):
-        m = table.spreads[a - SPREAD].mask
-        spread[a] = ((hand_value(m) << 5 | m.bit_count()) << _ID_BITS) | (_ID_MASK - a)
-    hit = np.full(size, -1, dtype=np.int64)
-    for a in range(HIT_BOOK, SPREAD):
-        c = (a - HIT_BOOK) % 52
-        hit[a] = ((((VALUES[c] << 4) | c % 13) << 2 | c // 13) << _ID_BITS) | (_ID_MASK - a)
-    order = cards_desc((1 << 52) - 1)
-    high = np.zeros(52, dtype=np.int64)
-    high[order] = np.arange(52, 0, -1)
-    return spread, hit, high
 
 
 def _near(hand: np.ndarray, ace_high: bool) -> np.ndarray:
@@ -101,7 +77,7 @@ def greedy_moves(
     discard when it makes a spread with the hand, else draw. In the play phase:
     the best spread, else the highest hit, else the loose discard.
     """
-    spread_key, hit_key, high = _keys(ace_high)
+    spread_key, hit_key, high = greedy_keys(ace_high)
     lay = obs_layout(num_players)
     obs = np.asarray(observation)
     mask = np.asarray(action_mask) != 0
@@ -128,10 +104,10 @@ def greedy_moves(
         legal = m[:, DISCARD : DISCARD + 52] & hand[p]
         loose &= legal
         pool = np.where(loose.any(axis=1, keepdims=True), loose, legal)
-        discard = DISCARD + np.where(pool, high, 0).argmax(axis=1)
+        discard = DISCARD + np.where(pool, high[:52], 0).argmax(axis=1)
         moves[p] = np.where(
             best_spread >= 0,
-            _ID_MASK - (best_spread & _ID_MASK),
-            np.where(best_hit >= 0, _ID_MASK - (best_hit & _ID_MASK), discard),
+            ID_MASK - (best_spread & ID_MASK),
+            np.where(best_hit >= 0, ID_MASK - (best_hit & ID_MASK), discard),
         )
     return moves

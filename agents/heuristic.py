@@ -139,6 +139,11 @@ class GreedyAgent(BaseAgent):
         return loose_discard(info)
 
     @property
+    def core_policy(self) -> tuple[str, int]:
+        """What the compiled core plays for this agent itself (``tonk_env.core.greedy``), without Python."""
+        return ("greedy", self.drop_at)
+
+    @property
     def arrays_key(self) -> tuple[str, int]:
         """Greedies with equal keys choose alike (no state, no draws): one ``act_arrays`` call serves them."""
         return ("heuristic:greedy", self.drop_at)

@@ -49,3 +49,20 @@ def test_splitmix64_is_written_once() -> None:
         if "0xBF58476D1CE4E5B9" in p.read_text().upper().replace("0X", "0x")
     ]
     assert homes == ["tonk_env/core/seeding.py"]
+
+
+def test_numba_caches_are_dropped_when_a_core_source_changes(tmp_path) -> None:
+    from tonk_env.core import drop_stale_caches
+
+    (tmp_path / "rules.py").write_text("x = 1\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    (cache / "learner.advance-1.py311.nbi").write_text("old")
+    drop_stale_caches(tmp_path)  # no stamp yet: the caches may be of any sources
+    assert not list(cache.glob("*.nbi"))
+    (cache / "learner.advance-1.py311.nbi").write_text("new")
+    drop_stale_caches(tmp_path)  # the same sources: kept
+    assert list(cache.glob("*.nbi"))
+    (tmp_path / "rules.py").write_text("x = 2\n")  # a callee changed, the caller's file did not
+    drop_stale_caches(tmp_path)
+    assert not list(cache.glob("*.nbi"))

@@ -24,8 +24,9 @@ slice              size        content
 ``opp_estimate``   n-1         per opponent: estimated count / 50 = known cards'
                                value + unknown cards x mean value of the cards
                                I have not seen
-``opp_turns``      n-1         per opponent: turns it drew or took a card,
-                               min(k, 20) / 20
+``opp_turns``      n-1         per opponent: turns it drew or took a card (or
+                               tried to draw from an empty stock, which ends
+                               the hand), min(k, 20) / 20
 ``opp_discard``    n-1         per opponent: value of its latest discard / 10
                                (0 before its first discard)
 ``opp_above``      n-1         per opponent: P(its count is above mine) under the

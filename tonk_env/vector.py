@@ -53,7 +53,9 @@ with the game's own generator. How each opponent is played:
   and ``pick`` in one matrix product per key and round, each row picked by its own copy (as
   :mod:`train.sb3.dummy_vec` does); others with ``act_batch`` in one call per agent and
   round; the rest row by row;
-- an agent with ``act_arrays`` (``heuristic:greedy``) from the same arrays, one call per ``arrays_key``;
+- an agent whose ``core_policy`` is ``("greedy", drop_at)`` (``heuristic:greedy``) plays inside
+  the compiled step too (:mod:`tonk_env.core.greedy`);
+- an agent with ``act_arrays`` from the same arrays, one call per ``arrays_key`` and round;
 - any other agent (heuristics, search) plays through a reference-engine mirror of its game
   (``tonk_env.engine.new_game`` on the same deck, kept in step with the core), with
   ``LazyObs`` and ``seat_info`` as :func:`tonk_env.play.decide` gives them.
@@ -74,7 +76,7 @@ compared with it (observations, masks, payoffs, infos): slow, for tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -82,8 +84,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .agent import Agent, AgentLike, RandomPolicy, agents_from_specs, as_agent
+from .agent import Agent, AgentLike, agents_from_specs, as_agent
 from .core.batch import BatchGames, check_decks
+from .core.greedy import greedy_keys
 from .core.layout import MAX_SEATS
 from .core.learner import LOG_SIZE, ST_OVER, ST_WAIT, advance, learner_masks
 from .core.seeding import seed_generators
@@ -91,26 +94,21 @@ from .engine import IllegalActionError, TonkRules, action_table, make_rules, new
 from .engine.state import GameState, legal_mask
 from .obs import obs_layout, observation, privileged_size
 from .outcome import batch_infos, illegal_info, result_info
-from .play import decide, start_hand
+from .play import start_hand
 from .settings import check_illegal_action, check_reward_scale, check_seats
 from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
 from .spaces import action_space, observation_box
+from .vector_seats import CoreMirrorError, SeatedOpponents, core_greedy
 
 __all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privileged_size"]
 
 _NO_GAMES = np.zeros(0, dtype=np.int64)
-#: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
-_KERNEL_RANDOM = RandomPolicy(0)
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
 
 
-class CoreMirrorError(AssertionError):
-    """With ``check=True``: the compiled core and its engine mirror disagree."""
-
-
-class TonkVectorEnv(gymnasium.vector.VectorEnv):
+class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
     """``num_envs`` learner-seat games of Tonk on the compiled core (see the module docstring).
 
     The options are the single env's (:class:`~tonk_env.single.TonkSingleAgentEnv`)
@@ -184,6 +182,8 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         self._learner = np.zeros(B, dtype=np.int64)
         self._dealers = np.full(B, n - 1, dtype=np.int64)
         self._external = np.zeros((B, MAX_SEATS), dtype=np.bool_)
+        self._greedy_at = np.full((B, MAX_SEATS), -1, dtype=np.int64)  # the kernel's greedies' drop counts
+        self._greedy_keys = greedy_keys(self.rules.ace_high)
         self._pending = np.zeros(B, dtype=np.bool_)
         self._obs = np.zeros((B, int(base.shape[0])), dtype=np.float32)
         self._masks = np.zeros((B, self.num_actions), dtype=np.int8)
@@ -401,8 +401,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         """One compiled pass: ``actions`` in ``games``, then the kernel's random opponents up to a stop."""
         c = self._core
         advance(
-            c.state, c.payoffs, games, actions, self._learner, self._external, self._rng, self._status,
-            self._log, self._log_len, c.P, c.F, c.shapes, c.suit_runs, c.values, c.suit_value, self._scratch,
+            c.state, c.payoffs, games, actions, self._learner, self._external, self._greedy_at,
+            self._greedy_keys, self._rng, self._status, self._log, self._log_len, c.P, c.F, c.shapes,
+            c.suit_runs, c.values, c.suit_value, self._scratch,
         )  # fmt: skip
 
     def _refresh(self) -> None:
@@ -498,8 +499,9 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
         tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
         for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
             seated = self._seated[g]
-            mirrored = self.check or any(  # an agent that reads info and cannot decide from the arrays
-                getattr(a, "reads_info", True) and not hasattr(a, "act_arrays") for a in seated.values()
+            mirrored = self.check or any(  # an agent that reads info, outside the kernel and the arrays
+                getattr(a, "reads_info", True) and not hasattr(a, "act_arrays") and core_greedy(a) is None
+                for a in seated.values()
             )
             if mirrored:
                 deck = self.deck_of(g, int(self._counters[g]) - 1) if decks is None else decks[g].tolist()
@@ -511,119 +513,6 @@ class TonkVectorEnv(gymnasium.vector.VectorEnv):
                 start_hand(seated, n, self.rules)
         self._advance(games, np.full(games.size, -1, dtype=np.int64))
         self._pending[games] = self._status[games] == ST_OVER
-
-    def _choose_table(self, g: int) -> None:
-        """Game ``g``'s learner seat, dealer and opponents for its next hand (in the single env's order)."""
-        n = self.num_players
-        gen = self._gens[g] if self._gens else None
-        seat_choice, dealer_choice = self._seat_choice, self._dealer_choice
-        seat = int(gen.integers(n)) if seat_choice == "random" and gen is not None else int(seat_choice)
-        dealer = int(gen.integers(n)) if dealer_choice == "random" and gen is not None else dealer_choice
-        self._learner[g] = seat
-        self._dealers[g] = n - 1 if dealer is None else int(dealer)
-        chosen: list[AgentLike]
-        if self._samplers is not None:
-            assert gen is not None
-            chosen = list(self._samplers[g](gen, n, seat))
-            if len(chosen) != n - 1:
-                raise ValueError(f"opponent_sampler returned {len(chosen)} policies; need {n - 1}")
-        elif self._fixed is not None:
-            chosen = self._fixed
-        else:
-            chosen = [_KERNEL_RANDOM] * (n - 1)
-        others = [p for p in range(n) if p != seat]
-        self._external[g, :] = False
-        policies: dict[int, AgentLike] = {}
-        seated: dict[int, Agent] = {}
-        for p, agent in zip(others, chosen, strict=True):
-            if isinstance(agent, RandomPolicy):
-                continue  # played inside the compiled step
-            policies[p] = agent
-            seated[p] = as_agent(agent)
-            self._external[g, p] = True
-        self._policies[g] = policies
-        self._seated[g] = seated
-
-    # -- opponents outside the kernel -----------------------------------------------------------
-
-    def _sync_mirrors(self, games: np.ndarray) -> None:
-        """Replay the moves the kernel logged into the engine mirrors of ``games``."""
-        for g in games[self._mirrored[games]].tolist():
-            m = self._mirrors[g]
-            k = int(self._log_len[g])
-            if m is None or k == 0:
-                continue
-            if k > LOG_SIZE:
-                raise RuntimeError(f"game {g}: {k} moves in one step overflow the move log ({LOG_SIZE})")
-            for a in self._log[g, :k].tolist():
-                m.play(a)
-            self._log_len[g] = 0
-
-    def _who(self, g: int) -> Callable[[int], str]:
-        """Names the opponent of a seat of game ``g`` in error messages."""
-        return lambda seat: f"opponent {self._policies[g][seat]!r} in game {g}"
-
-    def _external_moves(self, waiting: np.ndarray) -> np.ndarray:
-        """The moves of the opponents waiting in ``waiting``: engine agents one by one, networks batched."""
-        moves = np.empty(waiting.size, dtype=np.int64)
-        batched: dict[tuple[str, Any], list[int]] = {}
-        for i, g in enumerate(waiting.tolist()):
-            agent = self._seated[g][self._core.acting_seat(g)]
-            if hasattr(agent, "act_arrays"):
-                batched.setdefault(("arrays", getattr(agent, "arrays_key", id(agent))), []).append(i)
-                continue
-            if getattr(agent, "reads_info", True):
-                m = self._mirrors[g]
-                assert m is not None  # a game with an agent that reads info has a mirror
-                moves[i] = decide(agent, m, self._who(g))
-                continue
-            key = getattr(agent, "batch_key", None)
-            batched.setdefault(("key", key) if key is not None else ("agent", id(agent)), []).append(i)
-        for (kind, _), rows in batched.items():
-            self._decide_batch(waiting, rows, moves, kind)
-        return moves
-
-    def _decide_batch(self, waiting: np.ndarray, rows: list[int], moves: np.ndarray, kind: str) -> None:
-        """The moves of games ``waiting[rows]``, whose opponents are one agent (or copies of one network)."""
-        games = waiting[rows]
-        obs = np.zeros((games.size, self.obs_size), dtype=np.float32)
-        masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
-        self._core.observe_rows(games, obs, masks)
-        agents: list[Any] = [self._seated[g][self._core.acting_seat(g)] for g in games.tolist()]
-        first = agents[0]
-        picks: list[Any]
-        if kind == "arrays":  # an agent that decides from the arrays (heuristic:greedy)
-            picks = list(first.act_arrays(obs, masks, self.rules, self.num_players))
-            for k, g in enumerate(games.tolist() if self.check else ()):  # the engine mirror's choice
-                want = decide(first, self._mirrors[g], self._who(g))  # type: ignore[arg-type]
-                if int(picks[k]) != want:
-                    raise CoreMirrorError(
-                        f"game {g}: {first!r} chose {picks[k]} from the arrays, {want} by act"
-                    )
-        elif kind == "key":  # copies of one network: one matrix product, each row picked by its own copy
-            logits = first.logits(obs)
-            if hasattr(first, "pick_many"):  # all rows at once, as each copy's pick would choose
-                picks = first.pick_many(logits, masks, agents)
-            else:
-                picks = [agent.pick(logits[k], masks[k]) for k, agent in enumerate(agents)]
-        elif hasattr(first, "act_batch"):
-            picks = list(first.act_batch({"observation": obs, "action_mask": masks}, [None] * games.size))
-        else:
-            picks = [
-                first.act({"observation": obs[k], "action_mask": masks[k]}, None) for k in range(games.size)
-            ]
-        for k, g in enumerate(games.tolist()):
-            a = picks[k]
-            ok = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < self.num_actions
-            if not ok or not masks[k, int(a)]:
-                seat = self._core.acting_seat(g)
-                name = repr(self._table.name(int(a))) if ok else "not an action id"
-                legal = ", ".join(self._table.name(x) for x in np.flatnonzero(masks[k]).tolist())
-                raise IllegalActionError(
-                    f"illegal action {a!r} ({name}) for {self._who(g)(seat)} (seat {seat}); "
-                    f"legal actions: {legal}"
-                )
-            moves[rows[k]] = int(a)
 
     # -- infos ---------------------------------------------------------------------------------
 

@@ -13,7 +13,35 @@ observations and payoffs.
 
 from __future__ import annotations
 
-from .batch import BatchGames
-from .exact import CoreMismatchError, exact_check, exact_runs
+import hashlib
+from pathlib import Path
 
-__all__ = ["BatchGames", "CoreMismatchError", "exact_check", "exact_runs"]
+
+def drop_stale_caches(here: Path = Path(__file__).parent) -> None:
+    """Delete the kernels' numba caches when any source of this package changed since they were written.
+
+    numba checks a cached function against its own file only: a kernel that
+    calls into a changed module (``learner.advance`` into ``rules``) would
+    load its old machine code. One hash over every source here decides for all.
+    A cache folder that cannot be written is left as it is.
+    """
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(here.glob("*.py")))).hexdigest()
+    cache = here / "__pycache__"
+    stamp = cache / "numba_sources.sha256"
+    try:
+        if stamp.is_file() and stamp.read_text() == digest:
+            return
+        for f in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            f.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        pass
+
+
+drop_stale_caches()
+
+from .batch import BatchGames  # noqa: E402  (after the caches are checked)
+from .exact import CoreMismatchError, exact_check, exact_runs  # noqa: E402
+
+__all__ = ["BatchGames", "CoreMismatchError", "drop_stale_caches", "exact_check", "exact_runs"]

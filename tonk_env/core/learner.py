@@ -4,8 +4,9 @@
 every game of a :class:`~tonk_env.core.batch.BatchGames`. :func:`advance`
 plays, for each game of a list, the learner's action (or nothing) and then
 every opponent move it can make itself: seats marked ``external`` are played
-outside (by agents in Python), every other opponent seat plays a uniformly
-random legal action drawn from the game's own generator
+outside (by agents in Python), seats marked in ``greedy_at`` play
+``heuristic:greedy`` (:mod:`tonk_env.core.greedy`), every other opponent seat
+plays a uniformly random legal action drawn from the game's own generator
 (:func:`tonk_env.core.seeding.next_random` on ``rng[g]``). It stops at the
 learner's turn, an external seat's turn, or the end of the hand, and writes
 why in ``status[g]``:
@@ -30,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.state import OVER
+from .greedy import greedy_move
 from .layout import C_CUR, C_PHASE, P_ACTIONS
 from .rules import apply_action, legal_into, legal_mask_into
 from .seeding import next_random
@@ -91,6 +93,8 @@ def advance(
     actions: np.ndarray,
     learner: np.ndarray,
     external: np.ndarray,
+    greedy_at: np.ndarray,
+    greedy_keys: np.ndarray,
     rng: np.ndarray,
     status: np.ndarray,
     log: np.ndarray,
@@ -103,9 +107,12 @@ def advance(
     suit_value: np.ndarray,
     scratch: np.ndarray,
 ) -> None:
-    """For each ``games[i]``: play ``actions[i]`` (unless -1), then random opponents until a stop.
+    """For each ``games[i]``: play ``actions[i]`` (unless -1), then the kernel's opponents until a stop.
 
-    The actions are not checked: the caller plays legal ones only. The stop is
+    A seat ``p`` with ``greedy_at[g, p] >= 0`` plays the greedy with that drop
+    count (:func:`~tonk_env.core.greedy.greedy_move`, ``greedy_keys`` its
+    keys), any other seat that is not ``external`` a random legal action. The
+    actions are not checked: the caller plays legal ones only. The stop is
     written to ``status[g]`` (see the module docstring).
     """
     ids = np.empty(P[P_ACTIONS], dtype=np.int64)
@@ -125,7 +132,11 @@ def advance(
             if external[g, cur]:
                 status[g] = ST_WAIT
                 break
-            r = random_legal(S, g, P, shapes, suit_runs, scratch, ids, rng)
+            drop_at = greedy_at[g, cur]
+            if drop_at >= 0:
+                r = greedy_move(S, g, drop_at, P, shapes, suit_runs, values, greedy_keys, scratch, ids)
+            else:
+                r = random_legal(S, g, P, shapes, suit_runs, scratch, ids, rng)
             _play(S, pay, g, r, P, F, shapes, values, suit_value, log, log_len)
 
 

@@ -439,6 +439,7 @@ def apply_action(
     n = P[P_N]
     if a == DRAW:
         if S[g, C_PTR] >= 52:
+            S[g, C_ADDS + cur] += 1  # the engine's history holds the draw that found the stock empty
             _stock_out(S, pay, g, P, suit_value, cur, DETAIL_EMPTY_STOCK)
             return True
         c = S[g, C_DECK + S[g, C_PTR]]
