@@ -227,6 +227,36 @@ def test_runners_sample_the_same_hands_as_episodes() -> None:
         runner.stop()
 
 
+def test_episodes_built_directly_equal_rllibs_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's episodes are RLlib's, slot by slot; another layout falls back to the constructor."""
+    from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+
+    import train.rllib.episodes as episodes
+
+    rng = np.random.default_rng(0)
+    maker = episodes.EpisodeMaker()
+    assert maker.fast  # the installed RLlib's episodes are what the maker writes
+    for n, terminated, t0 in ((1, True, 0), (5, False, 12), (9, True, 3)):
+        args = (
+            f"hand{n}",
+            rng.random((n + 1, 7), dtype=np.float32),
+            rng.integers(0, 9, n),
+            rng.random(n, dtype=np.float32),
+            {Columns.ACTION_LOGP: rng.random(n, dtype=np.float32)},
+        )
+        got = maker(*args, terminated=terminated, t_started=t0)
+        want = episodes._official(*args, terminated=terminated, t_started=t0)
+        assert isinstance(got, SingleAgentEpisode) and episodes.same_episode(got, want)
+        assert len(got) == n and got.t == t0 + n and got.is_done == terminated
+        assert not episodes.same_episode(
+            got, episodes._official(*args, terminated=terminated, t_started=t0 + 1)
+        )
+    monkeypatch.setattr(episodes, "_BUFFER_KEYS", frozenset({"data", "lookback"}))  # another RLlib's buffers
+    slow = episodes.EpisodeMaker()
+    assert not slow.fast
+    assert episodes.same_episode(slow(*args, terminated=True, t_started=3), want)  # the last case's
+
+
 def test_exported_policy_chooses_as_the_module(tmp_path: Path) -> None:
     """The numpy export (policy.npz layout) and the RLlib module: the same argmax on 1,000 positions."""
     env, module = _env_and_module()
