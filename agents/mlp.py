@@ -156,23 +156,38 @@ class MLPPolicy:
         """Row ``k``'s action as ``pickers[k].pick(z[k], masks[k])`` would choose it, for all rows at once.
 
         Each sampling picker draws its one uniform from its own generator, in row
-        order, as :meth:`pick` does, and the arithmetic is :meth:`pick`'s on whole
-        rows (float64, masked, shifted by the row's maximum, exponentiated, summed
-        in order), so the choices and the generators' states are the same.
+        order, as :meth:`pick` does, and the arithmetic is :meth:`pick`'s (float64,
+        shifted by the row's maximum, exponentiated, summed in order) on each row's
+        legal columns only, where pick's masked columns add exact zeros: so the
+        choices and the generators' states are the same.
         """
-        z = np.asarray(z, dtype=np.float64).copy()
         masks = np.asarray(masks)
-        z[masks == 0] = -np.inf
-        out = np.argmax(z, axis=1)  # deterministic rows: the first legal action of the highest logit
+        rows, cols = np.nonzero(masks)  # the legal actions, ascending within each row
+        n = masks.shape[0]
+        counts = np.bincount(rows, minlength=n)
+        if counts.min() == 0:
+            raise ValueError("pick_many: a row has no legal action")
+        # only the legal columns, packed to the left (rows x most legal; the padding after them): the
+        # masked columns add exp(-inf) = 0 to pick's sums, which leaves every partial sum as it is
+        width = int(counts.max())
+        slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        ids = np.zeros((n, width), dtype=np.int64)
+        ids[rows, slot] = cols
+        zs = np.full((n, width), -np.inf)
+        zs[rows, slot] = np.asarray(z, dtype=np.float64)[rows, cols]
+        out = ids[np.arange(n), np.argmax(zs, axis=1)]  # deterministic rows: the first highest legal logit
         sample = np.array([not p.deterministic for p in pickers], dtype=bool)
         if sample.any():
-            zs = z[sample]
+            zs = zs[sample]
             zs -= zs.max(axis=1, keepdims=True)
             cum = np.cumsum(np.exp(zs), axis=1)
             u = np.array([p.rng.random() for p in pickers if not p.deterministic])
-            target = u * cum[:, -1]
+            target = u * cum[np.arange(zs.shape[0]), counts[sample] - 1]
             chosen = np.count_nonzero(cum <= target[:, None], axis=1)  # searchsorted(side="right")
-            out[sample] = np.minimum(chosen, z.shape[1] - 1)
+            # past the last legal action (a target rounded up to the total): pick's clip to the last column
+            past = chosen >= counts[sample]
+            picked = ids[sample][np.arange(zs.shape[0]), np.minimum(chosen, width - 1)]
+            out[sample] = np.where(past, z.shape[1] - 1, picked)
         return [int(a) for a in out]
 
     def act(self, obs: Mapping[str, np.ndarray], info: Any = None) -> int:

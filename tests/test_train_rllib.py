@@ -257,6 +257,32 @@ def test_episodes_built_directly_equal_rllibs_constructor(monkeypatch: pytest.Mo
     assert episodes.same_episode(slow(*args, terminated=True, t_started=3), want)  # the last case's
 
 
+def test_the_runners_draw_is_the_masked_softmax() -> None:
+    """``draw_legal``: legal actions only, the softmax's frequencies and log-probabilities, or the argmax."""
+    from train.rllib.runner import draw_legal
+
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(6, 540)).astype(np.float32) * 2
+    legal = rng.random((6, 540)) < 0.02
+    legal[:, 7] = True
+    masked = torch.from_numpy(logits).masked_fill(~torch.from_numpy(legal), MASKED_LOGIT)
+    want_lp = torch.log_softmax(masked, dim=1).numpy()
+    gen = np.random.default_rng(0)
+    counts = np.zeros((6, 540))
+    for _ in range(4000):
+        a, lp = draw_legal(masked.numpy(), legal, gen)
+        assert legal[np.arange(6), a].all()
+        np.testing.assert_allclose(lp, want_lp[np.arange(6), a], atol=1e-5)
+        counts[np.arange(6), a] += 1
+    probs = np.exp(want_lp)
+    assert np.abs(counts / 4000 - probs).max() < 0.03  # 4,000 draws a row: within a few standard errors
+    a, _ = draw_legal(masked.numpy(), legal, None)
+    assert (a == masked.numpy().argmax(axis=1)).all()
+    legal[2] = False
+    with pytest.raises(ValueError, match="row 2 has no legal action"):
+        draw_legal(logits, legal, gen)
+
+
 def test_exported_policy_chooses_as_the_module(tmp_path: Path) -> None:
     """The numpy export (policy.npz layout) and the RLlib module: the same argmax on 1,000 positions."""
     env, module = _env_and_module()

@@ -98,7 +98,7 @@ from .play import start_hand
 from .settings import check_illegal_action, check_reward_scale, check_seats
 from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
 from .spaces import action_space, observation_box
-from .vector_seats import CoreMirrorError, SeatedOpponents, core_greedy
+from .vector_seats import CoreMirrorError, SeatedOpponents
 
 __all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privileged_size"]
 
@@ -189,6 +189,8 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
         self._masks = np.zeros((B, self.num_actions), dtype=np.int8)
         self._all = np.arange(B, dtype=np.int64)
         self._seated: list[dict[int, Agent]] = [{} for _ in range(B)]
+        self._routes: list[dict[int, tuple[str, Any] | None]] = [{} for _ in range(B)]
+        self._needs_mirror = np.zeros(B, dtype=np.bool_)
         self._policies: list[dict[int, AgentLike]] = [{} for _ in range(B)]
         self._mirrors: list[GameState | None] = [None] * B
         self._mirrored = np.zeros(B, dtype=np.bool_)
@@ -499,10 +501,7 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
         tables = games.tolist() if self.check or self._samplers is not None or self._fixed is not None else []
         for g in tables:  # engine mirrors for agents that read info; every seated agent told of the hand
             seated = self._seated[g]
-            mirrored = self.check or any(  # an agent that reads info, outside the kernel and the arrays
-                getattr(a, "reads_info", True) and not hasattr(a, "act_arrays") and core_greedy(a) is None
-                for a in seated.values()
-            )
+            mirrored = self.check or bool(self._needs_mirror[g])
             if mirrored:
                 deck = self.deck_of(g, int(self._counters[g]) - 1) if decks is None else decks[g].tolist()
                 self._mirrors[g] = new_game(self.rules, n, deck=deck, dealer=int(self._dealers[g]))

@@ -52,6 +52,21 @@ def core_greedy(agent: Any) -> int | None:
     return policy[1]
 
 
+def _route(agent: Agent) -> tuple[str, Any] | None:
+    """How the vector env asks an agent outside the kernel for its moves (None: on the engine mirror).
+
+    Agents with equal routes decide in one call per round: ``("arrays", arrays_key)``
+    from the observation arrays, ``("key", batch_key)`` copies of one network in one
+    matrix product, ``("agent", id)`` one agent's batch.
+    """
+    if hasattr(agent, "act_arrays"):
+        return ("arrays", getattr(agent, "arrays_key", id(agent)))
+    if getattr(agent, "reads_info", True):
+        return None
+    key = getattr(agent, "batch_key", None)
+    return ("key", key) if key is not None else ("agent", id(agent))
+
+
 class SeatedOpponents:
     """The opponents' seats and moves of :class:`~tonk_env.vector.TonkVectorEnv` (a mixin; see the module)."""
 
@@ -77,6 +92,8 @@ class SeatedOpponents:
     _mirrored: np.ndarray
     _seated: list[dict[int, Agent]]
     _policies: list[dict[int, AgentLike]]
+    _routes: list[dict[int, tuple[str, Any] | None]]
+    _needs_mirror: np.ndarray
 
     def _choose_table(self, g: int) -> None:
         """Game ``g``'s learner seat, dealer and opponents for its next hand (in the single env's order)."""
@@ -102,6 +119,7 @@ class SeatedOpponents:
         self._greedy_at[g, :] = -1
         policies: dict[int, AgentLike] = {}
         seated: dict[int, Agent] = {}
+        routes: dict[int, tuple[str, Any] | None] = {}
         for p, agent in zip(others, chosen, strict=True):
             if isinstance(agent, RandomPolicy):
                 continue  # played inside the compiled step
@@ -110,10 +128,14 @@ class SeatedOpponents:
             drop_at = core_greedy(agent)
             if drop_at is None:
                 self._external[g, p] = True
+                routes[p] = _route(seated[p])
             else:  # played inside the compiled step too
                 self._greedy_at[g, p] = drop_at
         self._policies[g] = policies
         self._seated[g] = seated
+        self._routes[g] = routes
+        # an agent that reads info and decides neither in the kernel nor from arrays plays on a mirror
+        self._needs_mirror[g] = any(r is None for r in routes.values())
 
     def _sync_mirrors(self, games: np.ndarray) -> None:
         """Replay the moves the kernel logged into the engine mirrors of ``games``."""
@@ -137,32 +159,31 @@ class SeatedOpponents:
         return lambda seat: f"opponent {self._policies[g][seat]!r} in game {g}"
 
     def _external_moves(self, waiting: np.ndarray) -> np.ndarray:
-        """The moves of the opponents waiting in ``waiting``: engine agents one by one, networks batched."""
+        """The moves of the opponents waiting in ``waiting``: engine agents one by one, the others batched."""
         moves = np.empty(waiting.size, dtype=np.int64)
         batched: dict[tuple[str, Any], list[int]] = {}
+        seats = self._core.acting_seats(waiting)
         for i, g in enumerate(waiting.tolist()):
-            agent = self._seated[g][self._core.acting_seat(g)]
-            if hasattr(agent, "act_arrays"):
-                batched.setdefault(("arrays", getattr(agent, "arrays_key", id(agent))), []).append(i)
-                continue
-            if getattr(agent, "reads_info", True):
+            route = self._routes[g][seats[i]]
+            if route is None:
                 m = self._mirrors[g]
                 assert m is not None  # a game with an agent that reads info has a mirror
-                moves[i] = decide(agent, m, self._who(g))
-                continue
-            key = getattr(agent, "batch_key", None)
-            batched.setdefault(("key", key) if key is not None else ("agent", id(agent)), []).append(i)
+                moves[i] = decide(self._seated[g][seats[i]], m, self._who(g))
+            else:
+                batched.setdefault(route, []).append(i)
         for (kind, _), rows in batched.items():
-            self._decide_batch(waiting, rows, moves, kind)
+            self._decide_batch(waiting, rows, [seats[i] for i in rows], moves, kind)
         return moves
 
-    def _decide_batch(self, waiting: np.ndarray, rows: list[int], moves: np.ndarray, kind: str) -> None:
+    def _decide_batch(
+        self, waiting: np.ndarray, rows: list[int], seats: list[int], moves: np.ndarray, kind: str
+    ) -> None:
         """The moves of games ``waiting[rows]``, whose opponents are one agent (or copies of one network)."""
         games = waiting[rows]
         obs = np.zeros((games.size, self.obs_size), dtype=np.float32)
         masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
         self._core.observe_rows(games, obs, masks)
-        agents: list[Any] = [self._seated[g][self._core.acting_seat(g)] for g in games.tolist()]
+        agents: list[Any] = [self._seated[g][s] for g, s in zip(games.tolist(), seats, strict=True)]
         first = agents[0]
         picks: list[Any]
         if kind == "arrays":  # an agent that decides from the arrays (heuristic:greedy)
@@ -185,7 +206,13 @@ class SeatedOpponents:
             picks = [
                 first.act({"observation": obs[k], "action_mask": masks[k]}, None) for k in range(games.size)
             ]
-        for k, g in enumerate(games.tolist()):
+        got = np.asarray(picks)
+        if got.shape == (games.size,) and got.dtype.kind in "iu":  # all legal: the common case, at once
+            inside = (got >= 0) & (got < self.num_actions)
+            if inside.all() and masks[np.arange(games.size), got].all():
+                moves[rows] = got
+                return
+        for k, g in enumerate(games.tolist()):  # name the first illegal answer
             a = picks[k]
             ok = isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < self.num_actions
             if not ok or not masks[k, int(a)]:

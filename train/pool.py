@@ -53,6 +53,8 @@ class OpponentPool:
             for i, (spec, weight) in enumerate(cfg.baselines.items())
             if weight > 0
         ]
+        self._by_spec = {spec: agent for spec, _, agent in self.baselines}
+        self._tables: dict[tuple[bool, bool], tuple[list[str], list[float]]] = {}
         self.counts: dict[str, int] = {}
         self._uniform = _Uniform(seed + 99)
 
@@ -98,10 +100,18 @@ class OpponentPool:
         p = np.asarray(weights, dtype=np.float64)
         return names, p / p.sum()
 
+    def _table(self) -> tuple[list[str], list[float]]:
+        """The names and cumulative weights of :meth:`_choices`, kept while the same kinds are offered."""
+        key = (self.latest is not None, bool(self.snapshots))
+        table = self._tables.get(key)
+        if table is None:
+            names, p = self._choices()
+            table = self._tables[key] = (names, list(accumulate(p.tolist())))
+        return table
+
     def sample(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
         """One policy for every non-learner seat, in seat order."""
-        names, p = self._choices()
-        cum = list(accumulate(p.tolist()))
+        names, cum = self._table()
         out: list[Agent] = []
         for _ in range(num_players - 1):
             # inverse CDF of one uniform: what Generator.choice(p=...) does, at a tenth of its cost
@@ -112,10 +122,10 @@ class OpponentPool:
                 out.append(self.latest)
             elif name == "snapshot":
                 out.append(self.snapshots[int(rng.integers(len(self.snapshots)))])
-            elif name == "random" and not any(spec == "random" for spec, _, _ in self.baselines):
+            elif name == "random" and "random" not in self._by_spec:
                 out.append(self._uniform)
             else:
-                out.append(next(agent for spec, _, agent in self.baselines if spec == name))
+                out.append(self._by_spec[name])
         return out
 
     __call__ = sample

@@ -326,6 +326,10 @@ class BatchGames:
         """The seat to act in game ``game``."""
         return int(self.state[game, C_CUR])
 
+    def acting_seats(self, games: np.ndarray) -> list[int]:
+        """The seat to act in each of ``games``."""
+        return self.state[games, C_CUR].tolist()  # type: ignore[no-any-return]
+
     # -- moves ---------------------------------------------------------------------------------
 
     def step(self, actions: np.ndarray, auto_reset: bool = True) -> tuple[np.ndarray, np.ndarray]:

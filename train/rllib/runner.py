@@ -7,8 +7,10 @@ steps and reports metrics as RLlib's does) whose ``_sample`` works on whole
 batches instead of one game at a time:
 
 - each step is one forward pass of the masked module over every game's
-  observation, one masked categorical draw for the whole batch (the Gumbel-max
-  trick; ``argmax`` without exploration), and one
+  observation, one categorical draw per game over its legal actions
+  (:func:`draw_legal`: the Gumbel-max trick from the runner's own generator,
+  seeded by the config's seed and the runner's index; ``argmax`` without
+  exploration), and one
   :meth:`~train.rllib.vector.RllibVectorEnv.step_same` of the compiled core;
 - the steps go into ``(T, num_envs)`` arrays, cut at the end of the sample into
   one :class:`SingleAgentEpisode` per hand (or per unfinished part of a hand)
@@ -24,6 +26,7 @@ the env, :meth:`~train.rllib.vector.RllibVectorEnv.take_stats`).
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 import uuid
@@ -38,12 +41,37 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
 from .episodes import EpisodeMaker
 
-__all__ = ["STATS", "TonkEnvRunner"]
+__all__ = ["STATS", "TonkEnvRunner", "draw_legal"]
 
 #: The runner metrics' key of the env's counts (lifetime sums, added up over the runners by RLlib):
 #: ``steps``, ``stakes_sum``, ``kinds/<result kind>``, ``node_steps/<Ray node id>``, ``sample_s``
 #: (seconds inside ``sample``; steps / sample_s is the collection rate of one runner).
 STATS = "tonk"
+
+
+def draw_legal(
+    logits: np.ndarray, legal: np.ndarray, gen: np.random.Generator | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's action among its legal columns, and its log-probability (softmax over them).
+
+    With ``gen``, a categorical draw by the Gumbel-max trick on the legal columns
+    only (a dozen a row instead of the table's 540); without, the most likely
+    legal action (the first of equal ones).
+    """
+    rows, cols = np.nonzero(legal)
+    B = logits.shape[0]
+    counts = np.bincount(rows, minlength=B)
+    if counts.min() == 0:
+        raise ValueError(f"row {int(np.argmin(counts))} has no legal action")
+    starts = np.cumsum(counts) - counts
+    v = logits[rows, cols].astype(np.float64)
+    top = np.maximum.reduceat(v, starts)
+    log_total = top + np.log(np.add.reduceat(np.exp(v - np.repeat(top, counts)), starts))
+    packed = np.full((B, int(counts.max())), -np.inf)
+    score = v if gen is None else v + gen.gumbel(size=v.size)
+    packed[rows, np.arange(v.size) - np.repeat(starts, counts)] = score
+    chosen = starts + packed.argmax(axis=1)
+    return cols[chosen], (v[chosen] - log_total).astype(np.float32)
 
 
 class TonkEnvRunner(SingleAgentEnvRunner):
@@ -55,6 +83,8 @@ class TonkEnvRunner(SingleAgentEnvRunner):
         self._hand_ids: list[str] = []
         self._hand_t = np.zeros(0, dtype=np.int64)
         self._make_episode = EpisodeMaker()
+        seed, index = self.config.seed, int(self.worker_index or 0)
+        self._draws = np.random.default_rng(None if seed is None else [int(seed), index])
 
     def _sample(
         self,
@@ -70,6 +100,18 @@ class TonkEnvRunner(SingleAgentEnvRunner):
             raise ValueError(
                 "the Tonk env runner samples timesteps with the module (batch_mode truncate_episodes)"
             )
+        # The episodes are many small objects without cycles (freed by their counts); with the
+        # collector on, its passes over a process that holds Ray and torch took most of the cut.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._sample_batch(num_timesteps, explore, force_reset)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _sample_batch(self, num_timesteps: int, explore: bool, force_reset: bool) -> list[SingleAgentEpisode]:
+        """:meth:`_sample` with the collector paused."""
         t_start = time.perf_counter()
         assert self.env is not None
         env = self.env.unwrapped
@@ -96,18 +138,12 @@ class TonkEnvRunner(SingleAgentEnvRunner):
                 # the module's own hooks: RLlib's public wrappers switch every layer to eval mode and
                 # back around each call, which this module (no dropout, no normalisation) does not need
                 out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
-                logits = out[Columns.ACTION_DIST_INPUTS]
-                if explore:  # Gumbel-max: one categorical draw per row over the masked logits
-                    u = torch.rand_like(logits).clamp_(min=1e-20)
-                    a = torch.argmax(logits - torch.log(-torch.log(u)), dim=1)
-                else:
-                    a = torch.argmax(logits, dim=1)
-                lp = torch.log_softmax(logits, dim=1).gather(1, a[:, None])[:, 0]
+            logits = out[Columns.ACTION_DIST_INPUTS].numpy()
             if logits_all is None:
                 logits_all = np.empty((T, B, logits.shape[1]), dtype=np.float32)
-            logits_all[t] = logits.numpy()
-            actions[t] = a.numpy()
-            logp[t] = lp.numpy()
+            logits_all[t] = logits
+            legal = obs[t, :, -logits.shape[1] :] > 0.5
+            actions[t], logp[t] = draw_legal(logits, legal, self._draws if explore else None)
             nxt, r, done, last = env.step_same(actions[t])
             obs[t + 1] = nxt
             rewards[t] = r
