@@ -102,7 +102,6 @@ from .vector_seats import CoreMirrorError, SeatedOpponents
 
 __all__ = ["CoreMirrorError", "Finished", "TonkVectorEnv", "batch_infos", "privileged_size"]
 
-_NO_GAMES = np.zeros(0, dtype=np.int64)
 
 Finished = list[tuple[int, np.ndarray, dict[str, Any]]]
 """``(game, final observation, final info)`` of each hand that ended in a step."""
@@ -335,31 +334,65 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
             raise IllegalActionError(self._illegal_message(g, int(acts[g])))
         play = ~bad & ~pending if active is None else ~bad & ~pending & active
         games = np.flatnonzero(play).astype(np.int64)
-        self._advance(games, acts[games])
-        ended = bad | pending | (play & (self._status == ST_OVER))
         rewards = np.zeros(B, dtype=np.float64)
-        done = np.flatnonzero(ended).astype(np.int64)
         finished: Finished = []
-        if done.size:
-            self._observe(done)
-            for g in done.tolist():
-                seat = int(self._learner[g])
-                if bad[g]:
-                    info = illegal_info(seat, int(acts[g]), self.illegal_penalty, self.num_players)
-                    rewards[g] = self.illegal_penalty * self.reward_scale
-                else:
-                    info = self.result_info(g)
-                    rewards[g] = self._pay[g, seat] * self.reward_scale
-                    if self.check:
-                        self._check_finished(g, info)
-                info["learner_seat"] = seat
-                if pending[g] and not bad[g]:
-                    info["acknowledged"] = True
-                finished.append((g, self._obs[g].copy(), info))
-            self._pending[done] = False
-            self._start_hands(done, None)
+        ended = bad | pending
+        fresh = np.zeros(B, dtype=np.bool_)  # dealt again in this step
+
+        def finish(done: np.ndarray) -> None:  # the hands that ended: results, then the next hands
+            ended[done] = True
+            self._finish(done, acts, bad, pending, rewards, finished)
+            self._deal(done, None)
+            fresh[done] = True
+
+        self._log_len[games] = 0
+        self._advance_kernel(games, acts[games])
+        self._sync_mirrors(games)
+        finish(np.flatnonzero(ended | (play & (self._status == ST_OVER))).astype(np.int64))
+        # one round of opponents' moves for the hands going on and those just dealt, so that a batch of
+        # copies of one network sees both; a hand that ends in the rounds is dealt again and joins them
+        waiting = np.flatnonzero(play | fresh).astype(np.int64)
+        waiting = waiting[self._status[waiting] == ST_WAIT]
+        while waiting.size:
+            self._round(waiting)
+            over = waiting[(self._status[waiting] == ST_OVER) & ~fresh[waiting]]
+            if over.size:
+                finish(over)
+            waiting = waiting[self._status[waiting] == ST_WAIT]
+        dealt = np.flatnonzero(fresh)
+        self._pending[dealt] = self._status[dealt] == ST_OVER
+        finished.sort(key=lambda f: f[0])
         self._refresh()
         return self._obs, rewards, ended, finished
+
+    def _finish(
+        self,
+        done: np.ndarray,
+        acts: np.ndarray,
+        bad: np.ndarray,
+        pending: np.ndarray,
+        rewards: np.ndarray,
+        finished: Finished,
+    ) -> None:
+        """The rewards, final observations and infos of the hands that ended in ``done``."""
+        if not done.size:
+            return
+        self._observe(done)
+        for g in done.tolist():
+            seat = int(self._learner[g])
+            if bad[g]:
+                info = illegal_info(seat, int(acts[g]), self.illegal_penalty, self.num_players)
+                rewards[g] = self.illegal_penalty * self.reward_scale
+            else:
+                info = self.result_info(g)
+                rewards[g] = self._pay[g, seat] * self.reward_scale
+                if self.check:
+                    self._check_finished(g, info)
+            info["learner_seat"] = seat
+            if pending[g] and not bad[g]:
+                info["acknowledged"] = True
+            finished.append((g, self._obs[g].copy(), info))
+        self._pending[done] = False
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         """The actions as int64 ``(num_envs,)``; ``IllegalActionError`` for another shape or type."""
@@ -386,18 +419,12 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
         legal = ", ".join(f"{x} ({self._table.name(x)})" for x in np.flatnonzero(self._masks[g]).tolist())
         return f"game {g}: illegal action {a} ({name}) for the learner (seat {seat}); legal actions: {legal}"
 
-    def _advance(self, games: np.ndarray, actions: np.ndarray) -> None:
-        """Play ``actions`` (-1: none) in ``games``, then every opponent up to the learner or the end."""
-        self._log_len[games] = 0
-        self._advance_kernel(games, actions)
-        self._sync_mirrors(games)
-        waiting = games[self._status[games] == ST_WAIT] if games.size else _NO_GAMES
-        while waiting.size:
-            moves = self._external_moves(waiting)
-            self._log_len[waiting] = 0
-            self._advance_kernel(waiting, moves)
-            self._sync_mirrors(waiting)
-            waiting = waiting[self._status[waiting] == ST_WAIT]
+    def _round(self, waiting: np.ndarray) -> None:
+        """The moves of the opponents outside the kernel in ``waiting``, then the kernel's up to a stop."""
+        moves = self._external_moves(waiting)
+        self._log_len[waiting] = 0
+        self._advance_kernel(waiting, moves)
+        self._sync_mirrors(waiting)
 
     def _advance_kernel(self, games: np.ndarray, actions: np.ndarray) -> None:
         """One compiled pass: ``actions`` in ``games``, then the kernel's random opponents up to a stop."""
@@ -486,6 +513,15 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
 
     def _start_hands(self, games: np.ndarray, decks: np.ndarray | None) -> None:
         """Choose seats and opponents, deal ``games`` and play the opponents up to the learner."""
+        self._deal(games, decks)
+        waiting = games[self._status[games] == ST_WAIT]
+        while waiting.size:
+            self._round(waiting)
+            waiting = waiting[self._status[waiting] == ST_WAIT]
+        self._pending[games] = self._status[games] == ST_OVER
+
+    def _deal(self, games: np.ndarray, decks: np.ndarray | None) -> None:
+        """Choose seats and opponents, deal ``games``, and let the kernel play up to its first stop."""
         n = self.num_players
         if self._needs_gens() or self._fixed is not None:
             for g in games.tolist():
@@ -510,8 +546,9 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
             self._mirrored[g] = mirrored
             if seated:
                 start_hand(seated, n, self.rules)
-        self._advance(games, np.full(games.size, -1, dtype=np.int64))
-        self._pending[games] = self._status[games] == ST_OVER
+        self._log_len[games] = 0
+        self._advance_kernel(games, np.full(games.size, -1, dtype=np.int64))
+        self._sync_mirrors(games)
 
     # -- infos ---------------------------------------------------------------------------------
 
