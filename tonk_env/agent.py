@@ -34,6 +34,10 @@ hidden state. Optional parts, each called only when the agent has it:
                                        array (``heuristic:greedy``): the vector env then plays the
                                        agent without an engine mirror, one call for all agents
                                        of an equal ``arrays_key`` attribute (they choose alike)
+``core_policy``                        ``("greedy", drop_at)``: the compiled core plays the agent
+                                       itself (``tonk_env.core.greedy``; ``heuristic:greedy``),
+                                       so the vector env never calls it; ``check=True``
+                                       compares each such move with ``act``
 ``reads_info``                         False: ``act`` gets ``info=None``
 ``deadline``                           an attribute the hand loop sets to a ``time.monotonic()``
                                        instant when its consumer bounds a decision's time (the
