@@ -26,6 +26,15 @@ class ArraysGreedy(GreedyAgent):
     core_policy = None  # type: ignore[assignment]
 
 
+#: Rule sets, table sizes and drop counts the greedy's forms are compared on (every action kind).
+CASES = [
+    ("standard", {}, 2, 10),
+    ("standard", {"ace_high": True}, 3, 10),
+    ("hit_penalty", {}, 2, 14),
+    ("seven_card", {}, 4, 5),
+]
+
+
 def _positions(rules, n: int, hands: int, seed: int):
     """Every decision of ``hands`` hands played by a mix of greedy and random seats."""
     rng = random.Random(seed)
@@ -42,15 +51,7 @@ def _positions(rules, n: int, hands: int, seed: int):
     return out
 
 
-@pytest.mark.parametrize(
-    ("preset", "options", "n", "drop_at"),
-    [
-        ("standard", {}, 2, 10),
-        ("standard", {"ace_high": True}, 3, 10),
-        ("hit_penalty", {}, 2, 14),
-        ("seven_card", {}, 4, 5),
-    ],
-)
+@pytest.mark.parametrize(("preset", "options", "n", "drop_at"), CASES)
 def test_act_arrays_chooses_as_act_does(preset: str, options: dict, n: int, drop_at: int) -> None:
     rules = make_rules(preset, **options)
     positions = _positions(rules, n, hands=60, seed=n + drop_at)
@@ -89,15 +90,7 @@ def _random_steps(env: TonkVectorEnv, steps: int, seed: int) -> list[np.ndarray]
     return seen
 
 
-@pytest.mark.parametrize(
-    ("preset", "options", "n", "drop_at"),
-    [
-        ("standard", {}, 2, 10),
-        ("standard", {"ace_high": True}, 3, 10),
-        ("hit_penalty", {}, 2, 14),
-        ("seven_card", {}, 4, 5),
-    ],
-)
+@pytest.mark.parametrize(("preset", "options", "n", "drop_at"), CASES)
 def test_the_kernel_plays_greedy_as_act_does(
     preset: str, options: dict, n: int, drop_at: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -244,7 +244,7 @@ def test_episodes_built_directly_equal_rllibs_constructor(monkeypatch: pytest.Mo
             rng.random(n, dtype=np.float32),
             {Columns.ACTION_LOGP: rng.random(n, dtype=np.float32)},
         )
-        got = maker(*args, terminated=terminated, t_started=t0)
+        got = maker.make(*args, terminated=terminated, t_started=t0)
         want = episodes._official(*args, terminated=terminated, t_started=t0)
         assert isinstance(got, SingleAgentEpisode) and episodes.same_episode(got, want)
         assert len(got) == n and got.t == t0 + n and got.is_done == terminated
@@ -254,7 +254,7 @@ def test_episodes_built_directly_equal_rllibs_constructor(monkeypatch: pytest.Mo
     monkeypatch.setattr(episodes, "_BUFFER_KEYS", frozenset({"data", "lookback"}))  # another RLlib's buffers
     slow = episodes.EpisodeMaker()
     assert not slow.fast
-    assert episodes.same_episode(slow(*args, terminated=True, t_started=3), want)  # the last case's
+    assert episodes.same_episode(slow.make(*args, terminated=True, t_started=3), want)  # the last case's
 
 
 def test_the_runners_draw_is_the_masked_softmax() -> None:

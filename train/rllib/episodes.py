@@ -16,6 +16,7 @@ never different). ``EpisodeMaker.fast`` says which it does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,9 @@ class EpisodeMaker:
         self._fixed: dict[str, Any] = {}
         self._rewards_space: tuple[Any, Any] = (None, None)
         self.fast = self._probe()
+        #: ``make(id_, obs, actions, rewards, extra, terminated, t_started)``: one finished episode,
+        #: ``len(obs)`` = ``len(actions)`` + 1 observations, no lookback, no spaces
+        self.make: Callable[..., SingleAgentEpisode] = self._direct if self.fast else _official
 
     def _probe(self) -> bool:
         """Learn the constructor's fixed slot values, then check a direct build against it (both outcomes)."""
@@ -112,20 +116,6 @@ class EpisodeMaker:
             if not same_episode(want, got):
                 return False
         return True
-
-    def __call__(
-        self,
-        id_: str,
-        obs: np.ndarray,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        extra: dict[str, np.ndarray],
-        terminated: bool,
-        t_started: int,
-    ) -> SingleAgentEpisode:
-        """One finished episode: ``len(obs)`` = ``len(actions)`` + 1 observations, no lookback, no spaces."""
-        make = self._direct if self.fast else _official
-        return make(id_, obs, actions, rewards, extra, terminated=terminated, t_started=t_started)
 
     def _direct(
         self,

@@ -189,7 +189,7 @@ class TonkEnvRunner(SingleAgentEnvRunner):
         """
         T, B = actions.shape
         out: list[SingleAgentEpisode] = []
-        make = self._make_episode
+        make = self._make_episode.make
         for g in range(B):
             start = 0
             for t in [*np.flatnonzero(ended[:, g]).tolist(), T - 1]:
