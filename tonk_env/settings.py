@@ -49,12 +49,30 @@ class EnvSettings:
     single-agent env's is 1000)."""
 
 
-_HINTS = typing.get_type_hints(EnvSettings)
+@dataclass(frozen=True)
+class VectorSettings:
+    """The settings only the vector env (``tonk_env.vector.TonkVectorEnv``) takes, with what each allows."""
+
+    num_envs: int = setting(1, "an int >= 1", low=1)
+    """Games stepped at once."""
+    oracle: bool = setting(False, "True or False")
+    """Append the oracle critic's privileged features to the observation."""
+    check: bool = setting(False, "True or False")
+    """Compare every step with engine mirrors (slow; for tests)."""
+
+
+_HINTS = {**typing.get_type_hints(EnvSettings), **typing.get_type_hints(VectorSettings)}
 
 
 def _check(name: str, value: Any) -> Any:
-    """``value`` of the setting ``name`` of :class:`EnvSettings`, checked."""
-    return check_value("", name, value, _HINTS[name], field_allowed(EnvSettings, name))
+    """``value`` of the setting ``name`` of :class:`EnvSettings` or :class:`VectorSettings`, checked."""
+    cls = VectorSettings if name in VectorSettings.__dataclass_fields__ else EnvSettings
+    return check_value("", name, value, _HINTS[name], field_allowed(cls, name))
+
+
+def check_vector(num_envs: Any, oracle: Any, check: Any) -> tuple[int, bool, bool]:
+    """Validate the vector env's ``num_envs`` (an int >= 1), ``oracle`` and ``check`` (booleans)."""
+    return int(_check("num_envs", num_envs)), bool(_check("oracle", oracle)), bool(_check("check", check))
 
 
 def check_reward_scale(reward_scale: Any) -> float:

@@ -95,7 +95,7 @@ from .engine.state import GameState, legal_mask
 from .obs import obs_layout, observation, privileged_size
 from .outcome import batch_infos, illegal_info, result_info
 from .play import start_hand
-from .settings import check_illegal_action, check_reward_scale, check_seats
+from .settings import check_illegal_action, check_reward_scale, check_seats, check_vector
 from .single import ACKNOWLEDGE, OpponentSampler, as_sampler
 from .spaces import action_space, observation_box
 from .vector_seats import CoreMirrorError, SeatedOpponents
@@ -137,8 +137,7 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
         check: bool = False,
         **rule_options: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        num_envs, oracle, check = check_vector(num_envs, oracle, check)
         if early_end != "deliver":
             raise ValueError(
                 f"early_end={early_end!r}: the vector env only delivers hands that end before the "
@@ -153,8 +152,6 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
         self.P, self.F, self.instant = core.P, core.F, core.instant
         self.shapes, self.suit_runs = core.shapes, core.suit_runs
         check_seats(learner_seat, dealer, n)
-        if not isinstance(oracle, bool) or not isinstance(check, bool):
-            raise ValueError(f"oracle and check must be True or False, got {oracle!r} and {check!r}")
         self._seat_choice = learner_seat
         self._dealer_choice = dealer
         self.reward_scale = check_reward_scale(reward_scale)
