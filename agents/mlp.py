@@ -9,6 +9,7 @@ that runs no code when loaded (unlike pickled checkpoints).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -76,6 +77,38 @@ def _finite32(a: np.ndarray) -> bool:
     """Every value of ``a`` finite once cast to float32, the type the network computes in."""
     with np.errstate(over="ignore"):  # a float64 beyond float32's range becomes inf: refused, not warned
         return bool(np.isfinite(a.astype(np.float32)).all())
+
+
+class LegalColumns:
+    """Each row's legal columns of a 0/1 mask, packed to the left of a ``(rows, most legal)`` array.
+
+    ``rows`` and ``cols`` are the legal entries in row order (ascending columns
+    within a row), ``counts`` and ``starts`` each row's number of them and its
+    first entry, ``ids`` the packed column ids; :meth:`pack` lays per-entry values
+    out the same way. A row without a legal column is a ``ValueError``.
+    """
+
+    def __init__(self, mask: np.ndarray) -> None:
+        mask = np.asarray(mask)
+        self.rows, self.cols = np.nonzero(mask)
+        n = mask.shape[0]
+        self.counts = np.bincount(self.rows, minlength=n)
+        if self.counts.min() == 0:
+            raise ValueError(f"row {int(np.argmin(self.counts))} has no legal action")
+        self.starts = np.cumsum(self.counts) - self.counts
+        self._slot = np.arange(self.rows.size) - np.repeat(self.starts, self.counts)
+        self.shape = (n, int(self.counts.max()))
+
+    @functools.cached_property
+    def ids(self) -> np.ndarray:
+        """The legal column ids, packed (0 after each row's last)."""
+        return self.pack(self.cols, 0)
+
+    def pack(self, values: np.ndarray, fill: float) -> np.ndarray:
+        """``values`` (one per legal entry) packed like :attr:`ids`, ``fill`` after each row's last."""
+        out = np.full(self.shape, fill, dtype=np.asarray(values).dtype)
+        out[self.rows, self._slot] = values
+        return out
 
 
 class MLPPolicy:
@@ -161,20 +194,12 @@ class MLPPolicy:
         legal columns only, where pick's masked columns add exact zeros: so the
         choices and the generators' states are the same.
         """
-        masks = np.asarray(masks)
-        rows, cols = np.nonzero(masks)  # the legal actions, ascending within each row
-        n = masks.shape[0]
-        counts = np.bincount(rows, minlength=n)
-        if counts.min() == 0:
-            raise ValueError("pick_many: a row has no legal action")
         # only the legal columns, packed to the left (rows x most legal; the padding after them): the
         # masked columns add exp(-inf) = 0 to pick's sums, which leaves every partial sum as it is
-        width = int(counts.max())
-        slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        ids = np.zeros((n, width), dtype=np.int64)
-        ids[rows, slot] = cols
-        zs = np.full((n, width), -np.inf)
-        zs[rows, slot] = np.asarray(z, dtype=np.float64)[rows, cols]
+        legal = LegalColumns(masks)
+        ids, counts = legal.ids, legal.counts
+        n, width = legal.shape
+        zs = legal.pack(np.asarray(z, dtype=np.float64)[legal.rows, legal.cols], -np.inf)
         out = ids[np.arange(n), np.argmax(zs, axis=1)]  # deterministic rows: the first highest legal logit
         sample = np.array([not p.deterministic for p in pickers], dtype=bool)
         if sample.any():

@@ -342,9 +342,7 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
             self._deal(done, None)
             fresh[done] = True
 
-        self._log_len[games] = 0
         self._advance_kernel(games, acts[games])
-        self._sync_mirrors(games)
         finish(np.flatnonzero(ended | (play & (self._status == ST_OVER))).astype(np.int64))
         # one round of opponents' moves for the hands going on and those just dealt, so that a batch of
         # copies of one network sees both; a hand that ends in the rounds is dealt again and joins them
@@ -418,19 +416,21 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
 
     def _round(self, waiting: np.ndarray) -> None:
         """The moves of the opponents outside the kernel in ``waiting``, then the kernel's up to a stop."""
-        moves = self._external_moves(waiting)
-        self._log_len[waiting] = 0
-        self._advance_kernel(waiting, moves)
-        self._sync_mirrors(waiting)
+        self._advance_kernel(waiting, self._external_moves(waiting))
 
     def _advance_kernel(self, games: np.ndarray, actions: np.ndarray) -> None:
-        """One compiled pass: ``actions`` in ``games``, then the kernel's random opponents up to a stop."""
+        """One compiled pass: ``actions`` in ``games``, then the kernel's opponents up to a stop.
+
+        The moves it played are replayed into the games' engine mirrors (where there are any).
+        """
         c = self._core
+        self._log_len[games] = 0
         advance(
             c.state, c.payoffs, games, actions, self._learner, self._external, self._greedy_at,
             self._greedy_keys, self._rng, self._status, self._log, self._log_len, c.P, c.F, c.shapes,
             c.suit_runs, c.values, c.suit_value, self._scratch,
         )  # fmt: skip
+        self._sync_mirrors(games)
 
     def _refresh(self) -> None:
         """Write every game's learner observation and mask (and compare with the mirrors under ``check``)."""
@@ -543,9 +543,7 @@ class TonkVectorEnv(SeatedOpponents, gymnasium.vector.VectorEnv):
             self._mirrored[g] = mirrored
             if seated:
                 start_hand(seated, n, self.rules)
-        self._log_len[games] = 0
         self._advance_kernel(games, np.full(games.size, -1, dtype=np.int64))
-        self._sync_mirrors(games)
 
     # -- infos ---------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from .engine import IllegalActionError, TonkRules
 from .engine.state import GameState
 from .play import decide
 
-__all__ = ["CoreMirrorError", "SeatedOpponents", "core_greedy"]
+__all__ = ["KERNEL_RANDOM", "CoreMirrorError", "SeatedOpponents", "core_greedy"]
 
 #: Stands for the kernel's random opponents in a game's seat list (its own generator is never used).
 KERNEL_RANDOM = RandomPolicy(0)

@@ -28,7 +28,8 @@ import numpy as np
 from agents.mlp import MLPPolicy
 from agents.random_agent import RandomAgent
 from agents.registry import make_agent
-from tonk_env.agent import Agent, RandomPolicy
+from tonk_env.agent import Agent
+from tonk_env.vector_seats import KERNEL_RANDOM
 
 from .config import PoolConfig
 from .rngstate import rng_state, set_rng_state
@@ -161,10 +162,6 @@ class OpponentPool:
                 set_rng_state(pol.rng, saved, f"{what} ({pol.name})")
 
 
-#: Stands for a random opponent: a vector env plays every ``RandomPolicy`` in its compiled step.
-_KERNEL_RANDOM = RandomPolicy(0)
-
-
 class PoolSampler:
     """One game's opponent sampler: its pool's draw, with random baselines played in the kernel."""
 
@@ -174,7 +171,7 @@ class PoolSampler:
     def __call__(self, rng: np.random.Generator, num_players: int, learner_seat: int) -> list[Agent]:
         """The pool's opponents for one hand (``RandomAgent`` replaced by the kernel's random play)."""
         chosen = self.pool.sample(rng, num_players, learner_seat)
-        return [_KERNEL_RANDOM if isinstance(a, RandomAgent) else a for a in chosen]
+        return [KERNEL_RANDOM if isinstance(a, RandomAgent) else a for a in chosen]
 
 
 def _sampling_state(policy: Any) -> dict[str, Any] | None:

@@ -132,15 +132,7 @@ class EpisodeMaker:
             setattr(ep, slot, value)
         ep.id_ = id_
         ep.observations = _buffer(obs)
-        infos = InfiniteLookbackBuffer.__new__(InfiniteLookbackBuffer)
-        infos.__dict__ = {
-            "data": [{} for _ in range(len(obs))],
-            "lookback": 0,
-            "finalized": False,
-            "_space": None,
-            "_space_struct": None,
-        }
-        ep.infos = infos
+        ep.infos = _buffer([{} for _ in range(len(obs))], finalized=False)  # a list, as given
         ep.actions = _buffer(actions)
         ep.rewards = _buffer(rewards, *self._rewards_space)
         ep.extra_model_outputs = {k: _buffer(v) for k, v in extra.items()}
@@ -151,8 +143,19 @@ class EpisodeMaker:
         return ep
 
 
-def _buffer(data: np.ndarray, space: Any = None, struct: Any = None) -> InfiniteLookbackBuffer:
-    """A finished buffer of ``data`` without lookback, as ``InfiniteLookbackBuffer(data, 0, space)`` holds."""
+def _buffer(
+    data: Any, space: Any = None, struct: Any = None, finalized: bool = True
+) -> InfiniteLookbackBuffer:
+    """A buffer of ``data`` without lookback, as ``InfiniteLookbackBuffer(data, 0, space)`` holds it.
+
+    ``finalized``: the constructor's flag, True for an array and False for a list.
+    """
     b = InfiniteLookbackBuffer.__new__(InfiniteLookbackBuffer)
-    b.__dict__ = {"data": data, "lookback": 0, "finalized": True, "_space": space, "_space_struct": struct}
+    b.__dict__ = {
+        "data": data,
+        "lookback": 0,
+        "finalized": finalized,
+        "_space": space,
+        "_space_struct": struct,
+    }
     return b

@@ -39,6 +39,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
+from agents.mlp import LegalColumns
+
 from .episodes import EpisodeMaker
 
 __all__ = ["STATS", "TonkEnvRunner", "draw_legal"]
@@ -58,20 +60,13 @@ def draw_legal(
     only (a dozen a row instead of the table's 540); without, the most likely
     legal action (the first of equal ones).
     """
-    rows, cols = np.nonzero(legal)
-    B = logits.shape[0]
-    counts = np.bincount(rows, minlength=B)
-    if counts.min() == 0:
-        raise ValueError(f"row {int(np.argmin(counts))} has no legal action")
-    starts = np.cumsum(counts) - counts
-    v = logits[rows, cols].astype(np.float64)
-    top = np.maximum.reduceat(v, starts)
-    log_total = top + np.log(np.add.reduceat(np.exp(v - np.repeat(top, counts)), starts))
-    packed = np.full((B, int(counts.max())), -np.inf)
+    cols = LegalColumns(legal)
+    v = logits[cols.rows, cols.cols].astype(np.float64)
+    top = np.maximum.reduceat(v, cols.starts)
+    log_total = top + np.log(np.add.reduceat(np.exp(v - np.repeat(top, cols.counts)), cols.starts))
     score = v if gen is None else v + gen.gumbel(size=v.size)
-    packed[rows, np.arange(v.size) - np.repeat(starts, counts)] = score
-    chosen = starts + packed.argmax(axis=1)
-    return cols[chosen], (v[chosen] - log_total).astype(np.float32)
+    chosen = cols.starts + cols.pack(score, -np.inf).argmax(axis=1)
+    return cols.cols[chosen], (v[chosen] - log_total).astype(np.float32)
 
 
 class TonkEnvRunner(SingleAgentEnvRunner):
