@@ -63,12 +63,16 @@ class CandidateValues:
         """
         if not self.halves:
             return float("nan"), float("nan")
-        gains = []
-        for h in self.halves:
-            a, b = h
-            gains.append((b[int(np.argmax(a))] - b[0] + a[int(np.argmax(b))] - a[0]) / 2)
-        g = np.asarray(gains)
+        g = self.held_out_gains()
         return float(g.mean()), float(g.std() / np.sqrt(max(len(g), 1)))
+
+    def held_out_gains(self) -> np.ndarray:
+        """Per position, the held-out gain that :meth:`held_out_gap` averages (empty without halves)."""
+        if not self.halves:
+            return np.zeros(0)
+        return np.array(
+            [(b[int(np.argmax(a))] - b[0] + a[int(np.argmax(b))] - a[0]) / 2 for a, b in self.halves]
+        )
 
 
 @dataclass

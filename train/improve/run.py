@@ -124,6 +124,38 @@ def _save_targets(
     )
 
 
+def _save_values(path: Path, vals: CandidateValues) -> None:
+    """A generation's candidates and their values (``-1`` pads a position with fewer candidates).
+
+    ``actions`` and ``values`` are (positions, most candidates); ``halves`` (positions, 2, most
+    candidates) the values over the even and the odd worlds, when there were two worlds or more.
+    """
+    n, k = len(vals.actions), max((len(a) for a in vals.actions), default=0)
+    actions = np.full((n, k), -1, np.int16)
+    values = np.zeros((n, k), np.float32)
+    halves = np.zeros((n, 2, k), np.float32)
+    for i, (a, v) in enumerate(zip(vals.actions, vals.values, strict=True)):
+        actions[i, : len(a)], values[i, : len(a)] = a, v
+        if vals.halves:
+            halves[i, :, : len(a)] = vals.halves[i]
+    arrays = {"actions": actions, "values": values, **({"halves": halves} if vals.halves else {})}
+    _write_npz(path, lambda tmp: np.savez_compressed(tmp, **arrays))
+
+
+def _gap_by_kind(vals: CandidateValues) -> dict[str, list[float]] | None:
+    """Per decision type of the network's choice: the held-out gap, its standard error and positions."""
+    if not vals.halves:
+        return None
+    gains = vals.held_out_gains()
+    kinds = np.array([action_kind(int(a[0])) for a in vals.actions])
+    out = {}
+    for k in ACTION_KINDS:
+        g = gains[kinds == k]
+        if len(g):
+            out[k] = [round(float(g.mean()), 4), round(float(g.std() / np.sqrt(len(g))), 4), len(g)]
+    return out
+
+
 def _set_current(run_dir: Path, folder: Path) -> None:
     """Make ``folder``'s policy the run's ``current.npz`` (with its sidecar), atomically."""
     _write_npz(run_dir / "current.npz", lambda tmp: shutil.copyfile(folder / "policy.npz", tmp))
@@ -240,12 +272,14 @@ def _generation(
     with _phase(times, "targets"):
         tg = improved_targets(current.logits(obs), masks, vals, cfg.fit.kl)
     gaps = np.array([v.max() - v[0] for v in vals.values])
+    kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
     f = cfg.fit
     folder = run_dir / f"gen_{g:03d}"
     folder.mkdir(exist_ok=True)
     with _phase(times, "fit"):
         _save_targets(folder / "targets.npz", obs, masks, tg.probs, returns)
+        _save_values(folder / "values.npz", vals)
         obs, masks, probs, returns = _window(run_dir, g, f.window)
         torch.set_num_threads(1)
         new_layers, pol = fit_policy(
@@ -264,7 +298,6 @@ def _generation(
     margin, accepted, record = _score_phase(
         cfg, folder / "policy.npz", run_dir / "current.npz", seed, evaluate, times
     )
-    kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     row = {
         "generation": g,
         "positions": len(positions),
@@ -278,6 +311,7 @@ def _generation(
         "gap": round(float(gaps.mean()), 4),
         "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
         "held_out_gap": [round(x, 4) for x in vals.held_out_gap()] if vals.halves else None,
+        "held_out_gap_by_kind": _gap_by_kind(vals),
         "tau": round(tg.tau, 5),
         "kl": round(tg.kl, 4),
         "changed": round(tg.changed, 4),
