@@ -21,7 +21,7 @@ from train.improve.config import config_from_dict, load_improve_config
 from train.improve.playouts import CandidateValues, candidates, value_positions
 from train.improve.positions import collect_positions
 from train.improve.run import improve, resume_improve
-from train.improve.targets import improved_targets, log_policy
+from train.improve.targets import held_out_choice_gain, improved_targets, log_policy
 from train.run_folder import policy_meta
 
 RULES = make_rules("standard")
@@ -91,6 +91,24 @@ def test_the_held_out_gap_is_zero_where_the_candidates_are_equal_and_the_plain_g
     better = [h + np.array([0.0, 0.2, 0.0]) for h in halves]  # the second candidate is worth +0.2
     gap, _ = CandidateValues([np.arange(3)] * 4000, [h.mean(axis=0) for h in better], better).held_out_gap()
     assert 0.1 < gap < 0.2
+    assert len(CandidateValues([], [], None).held_out_gains()) == 0  # no halves, no gains
+
+
+def test_the_held_out_gain_of_the_targets_grows_with_the_kl_budget_where_a_candidate_is_better() -> None:
+    rng = np.random.default_rng(1)
+    n = 3000
+    logits, masks = np.tile([1.0, 0.0, 0.0, -9.0], (n, 1)), np.tile(np.int8([1, 1, 1, 0]), (n, 1))
+    acts = [np.arange(3)] * n
+    noise = [rng.normal(0, 0.3, (2, 3)) for _ in range(n)]
+    equal = CandidateValues(acts, [h.mean(axis=0) for h in noise], noise)
+    for kl in (0.0, 0.05, 0.5):
+        gain, se, _ = held_out_choice_gain(logits, masks, equal, kl)
+        assert gain <= 4 * se  # choosing among equals by noise gains nothing
+    better = [h + np.array([0.0, 0.3, 0.0]) for h in noise]
+    vals = CandidateValues(acts, [h.mean(axis=0) for h in better], better)
+    small, big, best = (held_out_choice_gain(logits, masks, vals, kl) for kl in (0.01, 0.5, 0.0))
+    assert 0 <= small[0] < big[0] <= best[0] + 1e-9 and small[2] < big[2] <= best[2]
+    assert np.isnan(held_out_choice_gain(logits, masks, CandidateValues(acts, vals.values), 0.1)[0])
 
 
 def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
@@ -117,6 +135,18 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
     assert row["positions"] == 48 and row["playouts"] > 0 and set(row["record"]) == {"random"}
     assert row["margin"]["hands"] == 8 and isinstance(row["accepted"], bool)
     assert 0 < row["kl"] and row["tau"] > 0
+    by_kind = row["held_out_gap_by_kind"]  # per decision type: gap, its standard error, positions
+    assert sum(n for _, _, n in by_kind.values()) == 48 and set(by_kind) <= set(row["kinds"])
+    assert all(row["kinds"][k] == n for k, (_, _, n) in by_kind.items())
+    weighted = sum(g * n for g, _, n in by_kind.values()) / 48
+    assert weighted == pytest.approx(row["held_out_gap"][0], abs=1e-3)
+    by_kl = row["held_out_gain_by_kl"]  # the sweep's budgets and the run's own (0.2)
+    assert set(by_kl) == {"0.02", "0.05", "0.1", "0.2", "0.5"}
+    assert all(np.isfinite(g) and se >= 0 and 0 <= c <= 1 for g, se, c in by_kl.values())
+    with np.load(whole.run_dir / "gen_001" / "values.npz") as saved:  # the candidates and their values
+        assert saved["actions"].shape[0] == 48 and saved["halves"].shape == (48, 2, saved["actions"].shape[1])
+        first = saved["actions"][:, 0]
+        assert np.all(first >= 0) and np.allclose(saved["halves"].mean(axis=1), saved["values"])
     for g in (0, 1, 2):
         MLPPolicy.load_npz(whole.run_dir / f"gen_{g:03d}" / "policy.npz")  # each a loadable network
         assert (whole.run_dir / f"gen_{g:03d}" / "policy.npz.sha256").read_text().split()[1] == "policy.npz"

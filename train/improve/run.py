@@ -60,7 +60,7 @@ from .config import ImproveConfig, config_from_dict
 from .fit import fit_policy, fit_value, fresh_layers
 from .playouts import CandidateValues, PlayoutStats, value_positions
 from .positions import Position, collect_positions
-from .targets import improved_targets
+from .targets import KL_SWEEP, held_out_choice_gain, improved_targets
 
 __all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
 
@@ -153,6 +153,19 @@ def _gap_by_kind(vals: CandidateValues) -> dict[str, list[float]] | None:
         g = gains[kinds == k]
         if len(g):
             out[k] = [round(float(g.mean()), 4), round(float(g.std() / np.sqrt(len(g))), 4), len(g)]
+    return out
+
+
+def _gain_by_kl(
+    logits: np.ndarray, masks: np.ndarray, vals: CandidateValues, kl: float
+) -> dict[str, list[float]] | None:
+    """Per KL budget (the sweep's and the run's): the held-out gain of argmax pi', its s.e., moves changed."""
+    if not vals.halves:
+        return None
+    out = {}
+    for k in sorted({*KL_SWEEP, kl}):
+        gain, se, changed = held_out_choice_gain(logits, masks, vals, k)
+        out[f"{k:g}"] = [round(gain, 4), round(se, 4), round(changed, 4)]
     return out
 
 
@@ -270,7 +283,9 @@ def _generation(
     obs = np.stack([p.obs for p in positions])
     masks = np.stack([p.mask for p in positions])
     with _phase(times, "targets"):
-        tg = improved_targets(current.logits(obs), masks, vals, cfg.fit.kl)
+        logits = current.logits(obs)
+        tg = improved_targets(logits, masks, vals, cfg.fit.kl)
+        by_kl = _gain_by_kl(logits, masks, vals, cfg.fit.kl)
     gaps = np.array([v.max() - v[0] for v in vals.values])
     kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
@@ -312,6 +327,7 @@ def _generation(
         "gap_se": round(float(gaps.std() / np.sqrt(len(gaps))), 4),
         "held_out_gap": [round(x, 4) for x in vals.held_out_gap()] if vals.halves else None,
         "held_out_gap_by_kind": _gap_by_kind(vals),
+        "held_out_gain_by_kl": by_kl,
         "tau": round(tg.tau, 5),
         "kl": round(tg.kl, 4),
         "changed": round(tg.changed, 4),
