@@ -138,7 +138,9 @@ def _save_values(path: Path, vals: CandidateValues) -> None:
         actions[i, : len(a)], values[i, : len(a)] = a, v
         if vals.halves:
             halves[i, :, : len(a)] = vals.halves[i]
-    arrays = {"actions": actions, "values": values, **({"halves": halves} if vals.halves else {})}
+    arrays: dict[str, np.ndarray] = {"actions": actions, "values": values}
+    if vals.halves:
+        arrays["halves"] = halves
     _write_npz(path, lambda tmp: np.savez_compressed(tmp, **arrays))
 
 
