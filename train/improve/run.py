@@ -138,10 +138,10 @@ def _save_values(path: Path, vals: CandidateValues) -> None:
         actions[i, : len(a)], values[i, : len(a)] = a, v
         if vals.halves:
             halves[i, :, : len(a)] = vals.halves[i]
-    arrays: dict[str, np.ndarray] = {"actions": actions, "values": values}
     if vals.halves:
-        arrays["halves"] = halves
-    _write_npz(path, lambda tmp: np.savez_compressed(tmp, **arrays))
+        _write_npz(path, lambda tmp: np.savez_compressed(tmp, actions=actions, values=values, halves=halves))
+    else:
+        _write_npz(path, lambda tmp: np.savez_compressed(tmp, actions=actions, values=values))
 
 
 def _gap_by_kind(vals: CandidateValues) -> dict[str, list[float]] | None:
