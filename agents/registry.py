@@ -551,6 +551,35 @@ register_agent(
 )
 
 register_agent(
+    "search",
+    "playouts",
+    "agents.playout_search:PlayoutSearchAgent",
+    "a policy network improved at play time: its top candidates played out by the network itself in "
+    "worlds dealt by the learned opponent model, the best by value (about 0.5 s of CPU a hand)",
+    (
+        Param(
+            "net",
+            str,
+            "zoo:2p",
+            "the policy network that proposes the candidates and plays the playouts (zoo:NAME, "
+            "npz:FILE, ppo:RUN)",
+            agent_spec=True,
+        ),
+        Param("worlds", int, 256, "sampled deals of the hidden cards per decision", 1, 4096),
+        Param("candidates", int, 3, "actions valued: the network's choice and Gumbel top-k others", 2, 16),
+        Param("tau", float, 0.015, "weight of the network's log-probability added to a value", 0, 10),
+        Param(
+            "belief",
+            str,
+            "2p",
+            "the learned opponent model that deals the worlds (a name in agents/beliefs/ or a path to "
+            "its .npz; empty: the search's hand-written selection model)",
+            file_ref=True,
+        ),
+    ),
+)
+
+register_agent(
     "peek",
     "ismcts",
     "agents.peek:PeekSearchAgent",

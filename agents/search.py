@@ -184,15 +184,15 @@ def best_candidate(cands: list[int], values: list[float]) -> int:
     return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
 
 
-def network_agent(spec: str, seed: int | None, param: str) -> Any:
+def network_agent(spec: str, seed: int | None, param: str, who: str = "search:ismcts") -> Any:
     """The policy network a spec names (``zoo:``, ``npz:``, ``ppo:``), or ``ValueError`` naming ``param``."""
     try:
         agent = make_agent(spec, seed=seed)
     except ValueError as e:
-        raise ValueError(f"agent 'search:ismcts': parameter {param}={spec!r}: {e}") from None
+        raise ValueError(f"agent {who!r}: parameter {param}={spec!r}: {e}") from None
     if not (hasattr(agent, "act_batch") and hasattr(agent, "logits")):
         raise ValueError(
-            f"agent 'search:ismcts': parameter {param}={spec!r} is not a policy network; "
+            f"agent {who!r}: parameter {param}={spec!r} is not a policy network; "
             "allowed: zoo:NAME, npz:FILE, ppo:RUN (a network agent)"
         )
     return agent

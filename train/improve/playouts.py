@@ -31,6 +31,8 @@ import numpy as np
 from agents.beliefs import load_belief
 from agents.beliefs.model import BeliefModel
 from agents.mlp import MLPPolicy
+from agents.playout_search import SELECTION
+from agents.playout_search import gumbel_candidates as candidates
 from agents.search import NetworkPlayouts, deal_worlds, world_state
 from tonk_env.engine import sample_state, seat_info
 from tonk_env.workers import process_map
@@ -41,8 +43,6 @@ __all__ = ["CandidateValues", "PlayoutStats", "candidates", "value_positions"]
 
 #: Positions per process task.
 BLOCK = 256
-#: The search's selection (its ``selection`` default) when no learned model deals the worlds.
-SELECTION = 0.5
 
 
 @dataclass
@@ -112,17 +112,6 @@ class _Counting:
     def act_batch(self, obs: Any, infos: Sequence[Any] = ()) -> list[int]:
         self.decisions += len(obs["observation"])
         return self.policy.act_batch(obs, infos)
-
-
-def candidates(logits: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """The argmax legal action, then up to ``k - 1`` others by Gumbel top-k on the logits."""
-    legal = np.flatnonzero(mask)
-    z = logits[legal].astype(np.float64)
-    best = int(np.argmax(z))
-    g = z + rng.gumbel(size=len(z))
-    g[best] = np.inf
-    order = np.argsort(-g, kind="stable")[: min(k, len(legal))]
-    return legal[order].astype(np.int64)
 
 
 def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:

@@ -1,0 +1,126 @@
+"""``search:playouts``: a policy network improved at play time by its own playouts.
+
+At every decision with more than one legal action the network proposes its
+argmax and ``candidates - 1`` more actions (Gumbel top-k on its logits); the
+hidden cards are dealt ``worlds`` times from the seat's view by an opponent
+model (the learned one of :mod:`agents.beliefs`, or the search's selection
+model); in every world each candidate is played and the hand finished by the
+network for every seat (:class:`agents.search.NetworkPlayouts`, batched on the
+compiled core). Every candidate meets the same worlds. The move is the
+candidate of highest ``Q(a) + tau * log pi(a)``: its mean playout payoff,
+leaning towards the network's own preference by ``tau`` (``tau`` 0 is the best
+playout value alone; a large ``tau`` the network's choice).
+
+This is the one-step improvement that ``tonk improve`` distils into the next
+network (:mod:`train.improve`), made at the table instead: it keeps the whole
+gain of the playouts at every decision, for their cost at every decision.
+Figures: docs/RESULTS.md, "Policy improvement by network playouts".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tonk_env.agent import DecisionTimeout
+from tonk_env.engine import SeatInfo, sample_state
+from tonk_env.engine.rules import TonkRules
+
+from .base import BaseAgent
+from .beliefs import belief_param, check_belief_table
+from .search import NetworkPlayouts, deal_worlds, network_agent, world_state
+
+__all__ = ["PlayoutSearchAgent", "gumbel_candidates"]
+
+#: The search's selection (its ``selection`` default) when no learned model deals the worlds.
+SELECTION = 0.5
+
+
+def gumbel_candidates(logits: np.ndarray, mask: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """The argmax legal action, then up to ``k - 1`` others by Gumbel top-k on the logits."""
+    legal = np.flatnonzero(mask)
+    z = logits[legal].astype(np.float64)
+    best = int(np.argmax(z))
+    g = z + rng.gumbel(size=len(z))
+    g[best] = np.inf
+    order = np.argsort(-g, kind="stable")[: min(k, len(legal))]
+    return legal[order].astype(np.int64)
+
+
+class PlayoutSearchAgent(BaseAgent):
+    """``search:playouts``: the network's candidates valued by its own playouts (module docstring)."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        net: str = "zoo:2p",
+        worlds: int = 256,
+        candidates: int = 3,
+        tau: float = 0.015,
+        belief: str = "2p",
+    ) -> None:
+        super().__init__(seed)
+        self.net = network_agent(net, seed, "net", who="search:playouts")
+        self.worlds = worlds
+        self.candidates = candidates
+        self.tau = tau
+        self.belief = belief_param(belief, "search:playouts")
+        self.playouts = NetworkPlayouts(self.net)
+        self.gen = np.random.default_rng(seed)
+        #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent).
+        self.deadline: float | None = None
+
+    def reseed(self, seed: int) -> None:
+        """Reset the generators (the worlds' and the candidates')."""
+        super().reseed(seed)
+        self.gen = np.random.default_rng(seed)
+
+    def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
+        """Check that the network and the opponent model fit this table."""
+        check_belief_table(self.belief, num_players, rules)
+        if hasattr(self.net, "reset_hand"):
+            self.net.reset_hand(seat, num_players, rules)
+
+    def check_deadline(self) -> None:
+        """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
+        deadline = self.deadline
+        if deadline is not None and time.monotonic() > deadline:
+            raise DecisionTimeout("search:playouts ran past its deadline")
+
+    def values(self, info: SeatInfo, acts: np.ndarray) -> np.ndarray:
+        """Each candidate's mean payoff to the seat over the same ``worlds`` deals."""
+        rng = self.rng
+        template = sample_state(info, rng)
+        deals = (
+            self.belief.deal_worlds(info, self.worlds, rng)
+            if self.belief is not None
+            else deal_worlds(info, self.worlds, rng, SELECTION)
+        )
+        states = []
+        for hands, stock in deals:
+            world = world_state(template, hands, stock)
+            for a in acts:
+                s = world.copy()
+                s.play(int(a))
+                states.append(s)
+        self.check_deadline()
+        pay = self.playouts.finish(states, info.seat, self.check_deadline)
+        return np.asarray(pay, dtype=np.float64).reshape(len(deals), len(acts)).mean(axis=0)
+
+    def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:
+        """The candidate of highest ``Q + tau * log pi`` (the only legal action without search)."""
+        legal = info.legal
+        if len(legal) == 1:
+            return int(legal[0])
+        mask = np.asarray(obs["action_mask"])
+        logits = self.net.logits(np.asarray(obs["observation"], dtype=np.float32)[None])[0].astype(np.float64)
+        acts = gumbel_candidates(logits, mask, self.candidates, self.gen)
+        if len(acts) == 1:
+            return int(acts[0])
+        z = np.where(mask > 0, logits, -np.inf)
+        logp = z - z.max() - np.log(np.exp(z - z.max()).sum())
+        score = self.values(info, acts) + self.tau * logp[acts]
+        return int(acts[int(np.argmax(score))])
