@@ -140,6 +140,9 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
     assert all(row["kinds"][k] == n for k, (_, _, n) in by_kind.items())
     weighted = sum(g * n for g, _, n in by_kind.values()) / 48
     assert weighted == pytest.approx(row["held_out_gap"][0], abs=1e-3)
+    realized = row["realized_gain"]  # the fitted network on the positions its fit held out
+    assert realized["positions"] >= 1 and 0 <= realized["outside"] <= realized["moved"] <= 1
+    assert np.isfinite(realized["gain"]) and realized["se"] >= 0
     by_kl = row["held_out_gain_by_kl"]  # the sweep's budgets and the run's own (0.2)
     assert set(by_kl) == {"0.02", "0.05", "0.1", "0.2", "0.5"}
     assert all(np.isfinite(g) and se >= 0 and 0 <= c <= 1 for g, se, c in by_kl.values())

@@ -20,7 +20,7 @@ from torch import nn
 
 from .config import FitSettings
 
-__all__ = ["FitReport", "fit_policy", "fit_value", "mlp", "layers_of"]
+__all__ = ["FitReport", "fit_policy", "fit_value", "held_out_rows", "layers_of", "mlp"]
 
 _ACT = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -72,6 +72,11 @@ def _split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.random.default_rng(seed).permutation(n)
     held = max(1, n // 10) if n >= 2 else 0
     return order[held:], order[:held]
+
+
+def held_out_rows(n: int, seed: int) -> np.ndarray:
+    """The rows :func:`fit_policy` holds out of a fit of ``n`` positions seeded by ``seed``."""
+    return _split(n, seed)[1]
 
 
 def _batches(idx: np.ndarray, size: int, gen: torch.Generator) -> list[np.ndarray]:

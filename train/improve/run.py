@@ -57,7 +57,7 @@ from tonk_env.safe_arrays import write_sha256_sidecar
 from ..evaluation import Evaluator
 from ..run_folder import make_run_dir, policy_meta
 from .config import ImproveConfig, config_from_dict
-from .fit import fit_policy, fit_value, fresh_layers
+from .fit import fit_policy, fit_value, fresh_layers, held_out_rows
 from .playouts import CandidateValues, PlayoutStats, value_positions
 from .positions import Position, collect_positions
 from .targets import KL_SWEEP, held_out_choice_gain, improved_targets
@@ -169,6 +169,47 @@ def _gain_by_kl(
         gain, se, changed = held_out_choice_gain(logits, masks, vals, k)
         out[f"{k:g}"] = [round(gain, 4), round(se, 4), round(changed, 4)]
     return out
+
+
+def _realized_gain(
+    layers: list[tuple[np.ndarray, np.ndarray]],
+    current: MLPPolicy,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    vals: CandidateValues,
+    rows: np.ndarray,
+) -> dict[str, float] | None:
+    """What the fitted network's moves gain on positions its fit never saw, by their playout values.
+
+    On the rows of this generation that the fit held out, the fitted network's argmax is valued
+    against the current network's choice by the candidates' values (all worlds; unbiased there, the
+    fit having not read them): the part of the one-step gain that the fit carries to new positions.
+    A move outside the candidates has no value and is counted apart (``outside``).
+    """
+    if not len(rows):
+        return None
+    new = MLPPolicy(layers, activation=current.activation, deterministic=True)
+    moves = np.where(masks[rows] > 0, new.logits(obs[rows]), -np.inf).argmax(axis=1)
+    gains, moved, outside = [], 0, 0
+    for i, a in zip(rows, moves, strict=True):
+        acts, q = vals.actions[i], vals.values[i]
+        if a == acts[0]:
+            gains.append(0.0)
+            continue
+        moved += 1
+        hit = np.flatnonzero(acts == a)
+        if len(hit):
+            gains.append(float(q[hit[0]] - q[0]))
+        else:
+            outside += 1
+    g = np.asarray(gains) if gains else np.zeros(1)
+    return {
+        "gain": round(float(g.mean()), 4),
+        "se": round(float(g.std() / np.sqrt(len(g))), 4),
+        "moved": round(moved / len(rows), 4),
+        "outside": round(outside / len(rows), 4),
+        "positions": len(rows),
+    }
 
 
 def _set_current(run_dir: Path, folder: Path) -> None:
@@ -297,6 +338,7 @@ def _generation(
     with _phase(times, "fit"):
         _save_targets(folder / "targets.npz", obs, masks, tg.probs, returns)
         _save_values(folder / "values.npz", vals)
+        gen_obs, gen_masks = obs, masks
         obs, masks, probs, returns = _window(run_dir, g, f.window)
         torch.set_num_threads(1)
         new_layers, pol = fit_policy(
@@ -309,6 +351,8 @@ def _generation(
             seed,
         )
         value_layers, val = fit_value(value_layers, obs, returns, f, seed)
+        held = held_out_rows(len(obs), seed) - (len(obs) - len(gen_obs))  # this generation's rows
+        realized = _realized_gain(new_layers, current, gen_obs, gen_masks, vals, held[held >= 0])
     meta = {**policy_meta(cfg.make_rules(), cfg.players), "generation": g}
     _save_policy(new_layers, current.activation, meta, folder / "policy.npz")
     _save_value(value_layers, folder / "value.npz")
@@ -330,6 +374,7 @@ def _generation(
         "held_out_gap": [round(x, 4) for x in vals.held_out_gap()] if vals.halves else None,
         "held_out_gap_by_kind": _gap_by_kind(vals),
         "held_out_gain_by_kl": by_kl,
+        "realized_gain": realized,
         "tau": round(tg.tau, 5),
         "kl": round(tg.kl, 4),
         "changed": round(tg.changed, 4),
