@@ -19,6 +19,7 @@ Figures: docs/RESULTS.md, "Policy improvement by network playouts".
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -26,14 +27,15 @@ from typing import Any
 import numpy as np
 
 from tonk_env.agent import DecisionTimeout
-from tonk_env.engine import SeatInfo, sample_state
+from tonk_env.engine import GameState, SeatInfo, sample_state
 from tonk_env.engine.rules import TonkRules
 
 from .base import BaseAgent
 from .beliefs import belief_param, check_belief_table
-from .search import NetworkPlayouts, deal_worlds, network_agent, world_state
+from .beliefs.model import BeliefModel
+from .search import NetworkPlayouts, World, deal_worlds, network_agent, world_state
 
-__all__ = ["PlayoutSearchAgent", "gumbel_candidates"]
+__all__ = ["PlayoutSearchAgent", "candidate_states", "deal", "gumbel_candidates", "log_policy"]
 
 #: The search's selection (its ``selection`` default) when no learned model deals the worlds.
 SELECTION = 0.5
@@ -48,6 +50,36 @@ def gumbel_candidates(logits: np.ndarray, mask: np.ndarray, k: int, rng: np.rand
     g[best] = np.inf
     order = np.argsort(-g, kind="stable")[: min(k, len(legal))]
     return legal[order].astype(np.int64)
+
+
+def log_policy(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """log pi over the legal actions (``-inf`` elsewhere), row by row."""
+    z = np.where(masks > 0, logits.astype(np.float64), -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def deal(
+    info: SeatInfo, worlds: int, belief: BeliefModel | None, rng: random.Random
+) -> tuple[GameState, list[World]]:
+    """A state of the seat's view and ``worlds`` deals of its hidden cards, by ``belief`` (or the
+    search's selection model without one): what :func:`candidate_states` plays the candidates in."""
+    template = sample_state(info, rng)
+    if belief is not None:
+        return template, belief.deal_worlds(info, worlds, rng)
+    return template, deal_worlds(info, worlds, rng, SELECTION)
+
+
+def candidate_states(template: GameState, deals: list[World], acts: np.ndarray) -> list[GameState]:
+    """Every candidate played in every world, world by world (``len(deals) * len(acts)`` states)."""
+    states = []
+    for hands, stock in deals:
+        world = world_state(template, hands, stock)
+        for a in acts:
+            s = world.copy()
+            s.play(int(a))
+            states.append(s)
+    return states
 
 
 class PlayoutSearchAgent(BaseAgent):
@@ -92,20 +124,8 @@ class PlayoutSearchAgent(BaseAgent):
 
     def values(self, info: SeatInfo, acts: np.ndarray) -> np.ndarray:
         """Each candidate's mean payoff to the seat over the same ``worlds`` deals."""
-        rng = self.rng
-        template = sample_state(info, rng)
-        deals = (
-            self.belief.deal_worlds(info, self.worlds, rng)
-            if self.belief is not None
-            else deal_worlds(info, self.worlds, rng, SELECTION)
-        )
-        states = []
-        for hands, stock in deals:
-            world = world_state(template, hands, stock)
-            for a in acts:
-                s = world.copy()
-                s.play(int(a))
-                states.append(s)
+        template, deals = deal(info, self.worlds, self.belief, self.rng)
+        states = candidate_states(template, deals, acts)
         self.check_deadline()
         pay = self.playouts.finish(states, info.seat, self.check_deadline)
         return np.asarray(pay, dtype=np.float64).reshape(len(deals), len(acts)).mean(axis=0)
@@ -120,7 +140,6 @@ class PlayoutSearchAgent(BaseAgent):
         acts = gumbel_candidates(logits, mask, self.candidates, self.gen)
         if len(acts) == 1:
             return int(acts[0])
-        z = np.where(mask > 0, logits, -np.inf)
-        logp = z - z.max() - np.log(np.exp(z - z.max()).sum())
+        logp = log_policy(logits[None], mask[None])[0]
         score = self.values(info, acts) + self.tau * logp[acts]
         return int(acts[int(np.argmax(score))])

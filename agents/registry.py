@@ -555,7 +555,7 @@ register_agent(
     "playouts",
     "agents.playout_search:PlayoutSearchAgent",
     "a policy network improved at play time: its top candidates played out by the network itself in "
-    "worlds dealt by the learned opponent model, the best by value (about 0.5 s of CPU a hand)",
+    "worlds dealt by the learned opponent model, the best by value (hundreds of playouts a decision)",
     (
         Param(
             "net",

@@ -31,10 +31,10 @@ import numpy as np
 from agents.beliefs import load_belief
 from agents.beliefs.model import BeliefModel
 from agents.mlp import MLPPolicy
-from agents.playout_search import SELECTION
+from agents.playout_search import candidate_states, deal
 from agents.playout_search import gumbel_candidates as candidates
-from agents.search import NetworkPlayouts, deal_worlds, world_state
-from tonk_env.engine import sample_state, seat_info
+from agents.search import NetworkPlayouts
+from tonk_env.engine import seat_info
 from tonk_env.workers import process_map
 
 from .positions import Position
@@ -143,22 +143,11 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
         cand_out.append(acts)
         val_out.append(np.zeros((2, len(acts))))
         d0 = time.perf_counter()
-        info = seat_info(pos.state, pos.seat)
-        template = sample_state(info, rng)
-        deals = (
-            belief.deal_worlds(info, worlds, rng)
-            if belief is not None
-            else deal_worlds(info, worlds, rng, SELECTION)
-        )
+        template, deals = deal(seat_info(pos.state, pos.seat), worlds, belief, rng)
         stats.dealing += time.perf_counter() - d0
         states, owners = pending.setdefault(pos.seat, ([], []))
-        for w, (hands, stock) in enumerate(deals):
-            world = world_state(template, hands, stock)
-            for c, a in enumerate(acts):
-                s = world.copy()
-                s.play(int(a))
-                states.append(s)
-                owners.append((i, c, w % 2))
+        states += candidate_states(template, deals, acts)  # world by world
+        owners += [(i, c, w % 2) for w in range(len(deals)) for c in range(len(acts))]
         if sum(len(v[0]) for v in pending.values()) >= batch:
             flush()
     flush()

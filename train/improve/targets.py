@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.playout_search import log_policy
+
 from .playouts import CandidateValues
 
 __all__ = ["KL_SWEEP", "Targets", "held_out_choice_gain", "improved_targets", "log_policy"]
@@ -32,13 +34,6 @@ class Targets:
     kl: float
     changed: float
     """Share of positions whose most likely action under pi' is not the network's choice."""
-
-
-def log_policy(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """log pi over the legal actions (``-inf`` elsewhere), row by row."""
-    z = np.where(masks > 0, logits.astype(np.float64), -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
 
 def _advantages(logp: np.ndarray, vals: CandidateValues) -> np.ndarray:
