@@ -20,13 +20,12 @@ Figures: docs/RESULTS.md, "Policy improvement by network playouts".
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from tonk_env.agent import DecisionTimeout
+from tonk_env.agent import check_deadline
 from tonk_env.engine import GameState, SeatInfo, sample_state
 from tonk_env.engine.rules import TonkRules
 
@@ -118,9 +117,7 @@ class PlayoutSearchAgent(BaseAgent):
 
     def check_deadline(self) -> None:
         """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
-        deadline = self.deadline
-        if deadline is not None and time.monotonic() > deadline:
-            raise DecisionTimeout("search:playouts ran past its deadline")
+        check_deadline(self.deadline, "search:playouts")
 
     def values(self, info: SeatInfo, acts: np.ndarray) -> np.ndarray:
         """Each candidate's mean payoff to the seat over the same ``worlds`` deals."""

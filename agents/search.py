@@ -47,14 +47,13 @@ A policy network can join the search (:class:`NetworkPlayouts`):
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tonk_env.agent import DecisionTimeout
+from tonk_env.agent import check_deadline
 from tonk_env.core import BatchGames
 from tonk_env.engine import OVER, START, GameState, SeatInfo, legal_actions, payoffs, sample_state, scoring
 from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, TAKE
@@ -340,9 +339,7 @@ class SearchAgent(BaseAgent):
 
     def check_deadline(self) -> None:
         """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
-        deadline = self.deadline
-        if deadline is not None and time.monotonic() > deadline:
-            raise DecisionTimeout("search:ismcts ran past its deadline")
+        check_deadline(self.deadline, "search:ismcts")
 
     def worlds(self, info: SeatInfo, count: int) -> tuple[list[World], list[float]]:
         """``count`` sampled deals of the hidden cards and their belief weights.

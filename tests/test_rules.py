@@ -292,10 +292,20 @@ def test_check_players(preset: str) -> None:
 
 
 def test_every_action_id_has_one_kind() -> None:
-    from tonk_env.engine.actions import ACTION_KINDS, DISCARD, HIT_BOOK, SPREAD, action_kind
+    import numpy as np
+
+    from tonk_env.engine.actions import (
+        ACTION_KINDS,
+        DISCARD,
+        HIT_BOOK,
+        SPREAD,
+        action_kind,
+        action_kind_index,
+    )
 
     table = action_table(False)
     kinds = [action_kind(a) for a in range(table.size)]
     assert set(kinds) == set(ACTION_KINDS) and kinds[:3] == ["drop", "draw", "take"]
     assert kinds[DISCARD] == kinds[HIT_BOOK - 1] == "discard"
     assert kinds[HIT_BOOK] == kinds[SPREAD - 1] == "hit" and kinds[SPREAD] == kinds[-1] == "spread"
+    assert [ACTION_KINDS[k] for k in action_kind_index(np.arange(table.size))] == kinds

@@ -69,6 +69,7 @@ works without importing ``agents`` first.
 from __future__ import annotations
 
 import operator
+import time
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any, Protocol, runtime_checkable
@@ -90,6 +91,12 @@ class Agent(Protocol):
 
 class DecisionTimeout(Exception):
     """An agent gave up a decision because its ``deadline`` passed (the decision is not made)."""
+
+
+def check_deadline(deadline: float | None, who: str) -> None:
+    """Raise :class:`DecisionTimeout` naming ``who`` once the monotonic instant ``deadline`` has passed."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise DecisionTimeout(f"{who} ran past its deadline")
 
 
 class PeekNotAllowed(ValueError):

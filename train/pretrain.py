@@ -59,7 +59,7 @@ from agents.fast import FastParams, turns_adding_all
 from agents.registry import make_agent
 from agents.search import play_out
 from tonk_env.engine import START, make_rules, seat_info
-from tonk_env.engine.actions import DISCARD, DRAW, DROP, HIT_BOOK, SPREAD, TAKE
+from tonk_env.engine.actions import ACTION_KINDS, DRAW, DROP, TAKE, action_kind_index
 from tonk_env.obs import obs_layout
 from tonk_env.runtime import write_json
 from tonk_env.single import TonkSingleAgentEnv
@@ -322,8 +322,11 @@ def fit_demos(
             hit = (pred == a).cpu().numpy()
             out["val_accuracy"] = float(hit.mean())
             acts = a.cpu().numpy()
+            kinds = action_kind_index(acts)
             out["val_accuracy_by_kind"] = {
-                kind: round(float(hit[sel].mean()), 4) for kind, sel in _kinds(acts).items() if sel.any()
+                kind: round(float(hit[kinds == k].mean()), 4)
+                for k, kind in enumerate(ACTION_KINDS)
+                if (kinds == k).any()
             }
             out["val_value_mse"] = float(F.mse_loss(values, r))
             out["val_return_var"] = float(r.var())
@@ -437,18 +440,6 @@ def improve_demos(
         "changes": dict(moves),
         "val_gain": round(float(diff.mean()), 5),
         "val_gain_ci95": [round(float(diff.mean()) - half, 5), round(float(diff.mean()) + half, 5)],
-    }
-
-
-def _kinds(actions: np.ndarray) -> dict[str, np.ndarray]:
-    """Boolean selectors of the teacher's actions by kind (drop, draw, take, discard, hit, spread)."""
-    return {
-        "drop": actions == DROP,
-        "draw": actions == DRAW,
-        "take": actions == TAKE,
-        "discard": (actions >= DISCARD) & (actions < HIT_BOOK),
-        "hit": (actions >= HIT_BOOK) & (actions < SPREAD),
-        "spread": actions >= SPREAD,
     }
 
 

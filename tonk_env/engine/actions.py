@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+import numpy as np
+
 from .cards import SUIT_RANKS, card_to_string
 
 DROP = 0
@@ -70,6 +72,11 @@ def action_kind(action: int) -> str:
     if action < HIT_BOOK:
         return "discard"
     return "hit" if action < SPREAD else "spread"
+
+
+def action_kind_index(actions: np.ndarray) -> np.ndarray:
+    """Per action id, the index of its kind in :data:`ACTION_KINDS` (:func:`action_kind` on arrays)."""
+    return np.searchsorted(np.array([DRAW, TAKE, DISCARD, HIT_BOOK, SPREAD]), actions, side="right")
 
 
 def position_card(suit: int, pos: int) -> int:

@@ -54,6 +54,11 @@ class CandidateValues:
     halves: list[np.ndarray] | None = None
     """Per position ``(2, k)``: the values over the even and over the odd worlds (an unbiased gap)."""
 
+    def index_of(self, i: int, move: int) -> int | None:
+        """The index of ``move`` among position ``i``'s candidates (None: it is not one of them)."""
+        hit = np.flatnonzero(self.actions[i] == move)
+        return int(hit[0]) if len(hit) else None
+
     def held_out_gap(self) -> tuple[float, float]:
         """The mean gain of the best candidate by one half of the worlds, valued on the other half.
 

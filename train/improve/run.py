@@ -192,16 +192,12 @@ def _realized_gain(
     moves = np.where(masks[rows] > 0, new.logits(obs[rows]), -np.inf).argmax(axis=1)
     gains, moved, outside = [], 0, 0
     for i, a in zip(rows, moves, strict=True):
-        acts, q = vals.actions[i], vals.values[i]
-        if a == acts[0]:
-            gains.append(0.0)
-            continue
-        moved += 1
-        hit = np.flatnonzero(acts == a)
-        if len(hit):
-            gains.append(float(q[hit[0]] - q[0]))
-        else:
+        k = vals.index_of(int(i), int(a))
+        moved += k != 0
+        if k is None:
             outside += 1
+        else:
+            gains.append(float(vals.values[i][k] - vals.values[i][0]))
     g = np.asarray(gains) if gains else np.zeros(1)
     return {
         "gain": round(float(g.mean()), 4),

@@ -101,10 +101,8 @@ def held_out_choice_gain(
         if kl > 0:
             probs = improved_targets(logits, masks, choose, kl).probs
             moves = probs.argmax(axis=1)
-            picks = [
-                int(np.flatnonzero(a == m)[0]) if m in a else 0
-                for a, m in zip(vals.actions, moves, strict=True)
-            ]
+            found = [vals.index_of(i, int(m)) for i, m in enumerate(moves)]
+            picks = [0 if k is None else k for k in found]
         else:
             picks = [int(np.argmax(q)) for q in choose.values]
         judge = [v[1 - h] for v in vals.halves]
