@@ -169,6 +169,37 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
     assert [_timeless(r) for r in whole.rows] == [_timeless(r) for r in rest.rows]
 
 
+def test_a_run_stopped_after_its_playouts_resumes_at_the_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    import train.improve.run as run_mod
+
+    start = _tiny_net(tmp_path / "start.npz")
+    whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
+    stopped = tmp_path / "stopped"  # as a kill during generation 1's fit leaves it
+    shutil.copytree(whole.run_dir, stopped)
+    shutil.rmtree(stopped / "gen_002")
+    for name in ("policy.npz", "policy.npz.sha256", "value.npz", "targets.npz", "generation.json"):
+        (stopped / "gen_001" / name).unlink()
+    run_mod._set_current(stopped, stopped / "gen_000")
+    (stopped / "generations.jsonl").unlink()
+    (stopped / "state.json").write_text(json.dumps({"done": 0, "current": "gen_000"}))
+    played = []
+    play = run_mod._play_phase
+    monkeypatch.setattr(run_mod, "_play_phase", lambda cfg, g, *a: played.append(g) or play(cfg, g, *a))
+    rest = resume_improve(stopped, evaluate, progress=False)
+    assert played == [2]  # generation 1's playouts were read, not played again
+    for name in ("gen_001/policy.npz", "gen_002/policy.npz", "gen_002/value.npz", "current.npz"):
+        assert _digest(whole.run_dir / name) == _digest(stopped / name), name
+    assert [_timeless(r) for r in whole.rows] == [_timeless(r) for r in rest.rows]
+    (stopped / "gen_002" / "values.npz").write_bytes(b"not an npz")  # a broken file is named
+    (stopped / "state.json").write_text(json.dumps({"done": 1, "current": "gen_001"}))
+    with pytest.raises(ValueError, match=r"gen_002/values.npz: cannot read a generation's playouts"):
+        resume_improve(stopped, evaluate, progress=False)
+
+
 def _timeless(row: dict) -> dict:
     """A generation's row without its timings."""
     return {k: v for k, v in row.items() if k not in ("seconds", "playout_decisions_per_s", "dealing_s")}

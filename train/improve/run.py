@@ -21,7 +21,9 @@ per generation, ``current.npz`` (the accepted network), ``generations.jsonl``
 and ``state.json``. A generation is written whole before ``state.json`` names
 it done, so a run killed at any moment (``kill -9``) resumes at the first
 generation not done, and, every step being seeded from the run's seed and the
-generation's number, ends as the uninterrupted run would.
+generation's number, ends as the uninterrupted run would. Its playouts, most
+of its time, are kept as soon as they are made (``values.npz``, then
+``play.json``), so a run stopped after them resumes at the targets and the fit.
 
 Training does not import the evaluation package: whoever starts a run passes
 the evaluator (:class:`train.evaluation.Evaluator`; ``tonk improve`` passes
@@ -124,11 +126,12 @@ def _save_targets(
     )
 
 
-def _save_values(path: Path, vals: CandidateValues) -> None:
-    """A generation's candidates and their values (``-1`` pads a position with fewer candidates).
+def _save_values(path: Path, obs: np.ndarray, masks: np.ndarray, vals: CandidateValues) -> None:
+    """A generation's positions, their candidates and values (``-1`` pads fewer candidates).
 
-    ``actions`` and ``values`` are (positions, most candidates); ``halves`` (positions, 2, most
-    candidates) the values over the even and the odd worlds, when there were two worlds or more.
+    ``obs`` and ``masks`` are the positions; ``actions`` and ``values`` (positions, most candidates);
+    ``halves`` (positions, 2, most candidates) the values over the even and the odd worlds, when
+    there were two worlds or more.
     """
     n, k = len(vals.actions), max((len(a) for a in vals.actions), default=0)
     actions = np.full((n, k), -1, np.int16)
@@ -138,10 +141,34 @@ def _save_values(path: Path, vals: CandidateValues) -> None:
         actions[i, : len(a)], values[i, : len(a)] = a, v
         if vals.halves:
             halves[i, :, : len(a)] = vals.halves[i]
+    arrays = {"obs": obs, "masks": masks, "actions": actions, "values": values}
     if vals.halves:
-        _write_npz(path, lambda tmp: np.savez_compressed(tmp, actions=actions, values=values, halves=halves))
-    else:
-        _write_npz(path, lambda tmp: np.savez_compressed(tmp, actions=actions, values=values))
+        arrays["halves"] = halves
+    _write_npz(path, lambda tmp: np.savez_compressed(tmp, **arrays))  # type: ignore[arg-type]
+
+
+def _load_play(folder: Path) -> tuple[np.ndarray, np.ndarray, CandidateValues, dict[str, Any]] | None:
+    """The playouts a stopped run made for this generation (``values.npz``, ``play.json``), or None.
+
+    ``play.json`` is written after ``values.npz``, so its presence means both are whole.
+    """
+    if not (folder / "play.json").is_file():
+        return None
+    path = folder / "values.npz"
+    try:
+        play = json.loads((folder / "play.json").read_text(encoding="utf-8"))
+        with np.load(path, allow_pickle=False) as data:
+            obs, masks, actions, values = (data[k] for k in ("obs", "masks", "actions", "values"))
+            halves = data["halves"] if "halves" in data.files else None
+    except (OSError, KeyError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read a generation's playouts ({type(e).__name__}: {e})") from None
+    keep = [a >= 0 for a in actions]
+    vals = CandidateValues(
+        [a[k].astype(np.int64) for a, k in zip(actions, keep, strict=True)],
+        [v[k].astype(np.float64) for v, k in zip(values, keep, strict=True)],
+        None if halves is None else [h[:, k].astype(np.float64) for h, k in zip(halves, keep, strict=True)],
+    )
+    return obs, masks, vals, play
 
 
 def _gap_by_kind(vals: CandidateValues) -> dict[str, list[float]] | None:
@@ -317,10 +344,24 @@ def _generation(
 ) -> tuple[dict[str, Any], list[tuple[np.ndarray, np.ndarray]]]:
     """Run generation ``g`` from ``current``; write ``gen_NNN/``; return its row and the value layers."""
     seed = (cfg.seed * 1_000_003 + g * 7_919) % 2**31
-    times: dict[str, float] = {}
-    positions, vals, stats = _play_phase(cfg, g, current, seed, progress, times)
-    obs = np.stack([p.obs for p in positions])
-    masks = np.stack([p.mask for p in positions])
+    folder = run_dir / f"gen_{g:03d}"
+    saved = _load_play(folder)
+    if saved is None:  # play, and keep the playouts at once: a stop after them resumes at the fit
+        times: dict[str, float] = {}
+        positions, vals, stats = _play_phase(cfg, g, current, seed, progress, times)
+        folder.mkdir(exist_ok=True)
+        obs, masks = np.stack([p.obs for p in positions]), np.stack([p.mask for p in positions])
+        _save_values(folder / "values.npz", obs, masks, vals)
+        play = {
+            "opponents": dict(Counter(p.opponent for p in positions)),
+            "stats": dataclasses.asdict(stats),
+            "seconds": times,
+        }
+        write_json(folder / "play.json", play)
+        saved = _load_play(folder)  # the values as saved, so a resumed run reads the same numbers
+    assert saved is not None
+    obs, masks, vals, play = saved
+    stats, times = PlayoutStats(**play["stats"]), dict(play["seconds"])
     with _phase(times, "targets"):
         logits = current.logits(obs)
         tg = improved_targets(logits, masks, vals, cfg.fit.kl)
@@ -329,11 +370,8 @@ def _generation(
     kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
     f = cfg.fit
-    folder = run_dir / f"gen_{g:03d}"
-    folder.mkdir(exist_ok=True)
     with _phase(times, "fit"):
         _save_targets(folder / "targets.npz", obs, masks, tg.probs, returns)
-        _save_values(folder / "values.npz", vals)
         gen_obs, gen_masks = obs, masks
         obs, masks, probs, returns = _window(run_dir, g, f.window)
         torch.set_num_threads(1)
@@ -357,8 +395,8 @@ def _generation(
     )
     row = {
         "generation": g,
-        "positions": len(positions),
-        "opponents": dict(Counter(p.opponent for p in positions)),
+        "positions": len(obs),
+        "opponents": play["opponents"],
         "kinds": {k: kinds.get(k, 0) for k in ACTION_KINDS},
         "candidates": round(float(np.mean([len(a) for a in vals.actions])), 3),
         "playouts": stats.playouts,
