@@ -20,6 +20,16 @@ stop sentinel and exits). One left early terminates it, and a watchdog
 kills with SIGKILL, which nothing can lose, any worker still alive
 :data:`GRACE_S` seconds later. It must come after the pool's own first step,
 which takes the task queue's lock from the live workers.
+
+Nor is a SIGTERM or a Ctrl-C lost while a pool starts. ``os.fork`` runs its
+at-fork hooks (logging's takes its lock) in the forking thread, and an
+exception that a Python signal handler raises there is printed as "Exception
+ignored" and dropped: the command went on as if never signalled, or, with
+logging's lock left held, the pool's next fork waited for it forever. While the
+main thread forks the workers, SIGINT and SIGTERM only are noted
+(:func:`_signals_held`), and once the workers have started each noted signal is
+raised again for the handlers that were there before; a worker sets SIGTERM
+back to its default first thing.
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ import multiprocessing as mp
 import signal
 import sys
 import threading
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from .errors import one_line
@@ -38,6 +49,9 @@ R = TypeVar("R")
 
 #: Seconds a terminated pool's workers get to exit on SIGTERM before they are killed.
 GRACE_S = 5.0
+
+#: The signals held back while the calling thread forks a pool's workers (:func:`_signals_held`).
+_HELD = {signal.SIGINT, signal.SIGTERM}
 
 #: The one-line message of this worker's failed start-up (None: it started, or this is no worker).
 _START_ERROR: str | None = None
@@ -60,8 +74,29 @@ def one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM noted, not handled, meanwhile; then raised again (the module's docstring).
+
+    Only the main thread runs Python signal handlers, so only its forks need it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    old = {s: signal.signal(s, lambda signum, frame: came.append(signum)) for s in _HELD}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)
+
+
 def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
     global _START_ERROR
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the noting handler of _signals_held
     one_torch_thread()
     # Ctrl-C reaches the whole process group: the parent stops the pool (process_map), and a worker
     # that took the KeyboardInterrupt itself would only print its traceback over the parent's message.
@@ -106,18 +141,21 @@ def process_map(
     message); leaving the loop early terminates the workers.
     """
     ctx = mp.get_context(method or default_method())
-    pool = ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs)))
+    pool = None
     finished = False
     try:
+        with _signals_held():
+            pool = ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs)))
         task = _Guarded(fn)
         yield from (pool.imap(task, items) if ordered else pool.imap_unordered(task, items))
         finished = True
     finally:
-        if finished:
-            pool.close()
-        else:
-            _terminate(pool)
-        pool.join()
+        if pool is not None:
+            if finished:
+                pool.close()
+            else:
+                _terminate(pool)
+            pool.join()
 
 
 def _terminate(pool: Any) -> None:
