@@ -333,6 +333,33 @@ def _score_phase(
     return margin, bool(accepted), record
 
 
+def _playouts(
+    cfg: ImproveConfig, folder: Path, g: int, current: MLPPolicy, seed: int, progress: bool
+) -> tuple[np.ndarray, np.ndarray, CandidateValues, dict[str, Any]]:
+    """Generation ``g``'s positions, values and ``play.json``: those a stopped run kept, else played.
+
+    Played ones are written at once, so a stop after them resumes at the fit, and read back, so
+    the uninterrupted run reads the same (saved) numbers as a resumed one.
+    """
+    saved = _load_play(folder)
+    if saved is not None:
+        return saved
+    times: dict[str, float] = {}
+    positions, vals, stats = _play_phase(cfg, g, current, seed, progress, times)
+    folder.mkdir(exist_ok=True)
+    obs, masks = np.stack([p.obs for p in positions]), np.stack([p.mask for p in positions])
+    _save_values(folder / "values.npz", obs, masks, vals)
+    play = {
+        "opponents": dict(Counter(p.opponent for p in positions)),
+        "stats": dataclasses.asdict(stats),
+        "seconds": times,
+    }
+    write_json(folder / "play.json", play)
+    saved = _load_play(folder)
+    assert saved is not None
+    return saved
+
+
 def _generation(
     cfg: ImproveConfig,
     run_dir: Path,
@@ -345,22 +372,7 @@ def _generation(
     """Run generation ``g`` from ``current``; write ``gen_NNN/``; return its row and the value layers."""
     seed = (cfg.seed * 1_000_003 + g * 7_919) % 2**31
     folder = run_dir / f"gen_{g:03d}"
-    saved = _load_play(folder)
-    if saved is None:  # play, and keep the playouts at once: a stop after them resumes at the fit
-        times: dict[str, float] = {}
-        positions, vals, stats = _play_phase(cfg, g, current, seed, progress, times)
-        folder.mkdir(exist_ok=True)
-        obs, masks = np.stack([p.obs for p in positions]), np.stack([p.mask for p in positions])
-        _save_values(folder / "values.npz", obs, masks, vals)
-        play = {
-            "opponents": dict(Counter(p.opponent for p in positions)),
-            "stats": dataclasses.asdict(stats),
-            "seconds": times,
-        }
-        write_json(folder / "play.json", play)
-        saved = _load_play(folder)  # the values as saved, so a resumed run reads the same numbers
-    assert saved is not None
-    obs, masks, vals, play = saved
+    obs, masks, vals, play = _playouts(cfg, folder, g, current, seed, progress)
     stats, times = PlayoutStats(**play["stats"]), dict(play["seconds"])
     with _phase(times, "targets"):
         logits = current.logits(obs)
