@@ -27,7 +27,7 @@ exception that a Python signal handler raises there is printed as "Exception
 ignored" and dropped: the command went on as if never signalled, or, with
 logging's lock left held, the pool's next fork waited for it forever. While the
 main thread forks the workers, SIGINT and SIGTERM only are noted
-(:func:`_signals_held`), and once the workers have started each noted signal is
+(:func:`signals_held`), and once the workers have started each noted signal is
 raised again for the handlers that were there before; a worker sets SIGTERM
 back to its default first thing.
 """
@@ -50,7 +50,7 @@ R = TypeVar("R")
 #: Seconds a terminated pool's workers get to exit on SIGTERM before they are killed.
 GRACE_S = 5.0
 
-#: The signals held back while the calling thread forks a pool's workers (:func:`_signals_held`).
+#: The signals held back while the calling thread forks a pool's workers (:func:`signals_held`).
 _HELD = {signal.SIGINT, signal.SIGTERM}
 
 #: The one-line message of this worker's failed start-up (None: it started, or this is no worker).
@@ -75,10 +75,12 @@ def one_torch_thread() -> None:
 
 
 @contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM noted, not handled, meanwhile; then raised again (the module's docstring).
 
-    Only the main thread runs Python signal handlers, so only its forks need it.
+    For any fork of the main thread (a pool here, the overlapped trainer's env process); only the
+    main thread runs Python signal handlers, so only its forks need it. The forked process must
+    set the signals it cares about itself: it starts with the noting handler.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -96,7 +98,7 @@ def _signals_held() -> Iterator[None]:
 
 def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
     global _START_ERROR
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the noting handler of _signals_held
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the noting handler of signals_held
     one_torch_thread()
     # Ctrl-C reaches the whole process group: the parent stops the pool (process_map), and a worker
     # that took the KeyboardInterrupt itself would only print its traceback over the parent's message.
@@ -144,7 +146,7 @@ def process_map(
     pool = None
     finished = False
     try:
-        with _signals_held():
+        with signals_held():
             pool = ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs)))
         task = _Guarded(fn)
         yield from (pool.imap(task, items) if ordered else pool.imap_unordered(task, items))

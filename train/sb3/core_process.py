@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from tonk_env.engine import make_rules
 from tonk_env.vector import TonkVectorEnv
-from tonk_env.workers import default_method, one_torch_thread
+from tonk_env.workers import default_method, one_torch_thread, signals_held
 
 from ..config import TrainConfig, config_from_dict
 from .core_vec import make_core_vec_env
@@ -61,7 +61,8 @@ class CoreVecEnvProcess(VecEnv):
         self._proc = ctx.Process(
             target=_serve, args=(child, cfg.to_dict(), self._shared), name="tonk-core-envs", daemon=True
         )
-        self._proc.start()
+        with signals_held():  # a SIGTERM while it forks is taken after, not lost (tonk_env.workers)
+            self._proc.start()
         child.close()
         self._closed = False
         self._dealt = False  # the shared masks hold the last reset's or step's
