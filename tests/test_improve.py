@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import train.improve.run as run_mod
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from agents.zoo import ZOO_ENV, read_card
@@ -172,10 +174,6 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
 def test_a_run_stopped_after_its_playouts_resumes_at_the_fit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import shutil
-
-    import train.improve.run as run_mod
-
     start = _tiny_net(tmp_path / "start.npz")
     whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
     stopped = tmp_path / "stopped"  # as a kill during generation 1's fit leaves it

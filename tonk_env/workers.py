@@ -50,7 +50,7 @@ R = TypeVar("R")
 #: Seconds a terminated pool's workers get to exit on SIGTERM before they are killed.
 GRACE_S = 5.0
 
-#: The signals held back while the calling thread forks a pool's workers (:func:`signals_held`).
+#: The signals noted, not handled, while the main thread forks (:func:`signals_held`).
 _HELD = {signal.SIGINT, signal.SIGTERM}
 
 #: The one-line message of this worker's failed start-up (None: it started, or this is no worker).

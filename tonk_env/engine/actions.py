@@ -29,6 +29,7 @@ accepted when the card has a single legal hit.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 
@@ -64,19 +65,18 @@ class SpreadShape:
 #: The kinds of action ids, in id order (:func:`action_kind`).
 ACTION_KINDS = ("drop", "draw", "take", "discard", "hit", "spread")
 
+#: The first id of each kind after ``drop`` (id 0): a kind's index is how many of these are <= the id.
+_KIND_STARTS = (DRAW, TAKE, DISCARD, HIT_BOOK, SPREAD)
+
 
 def action_kind(action: int) -> str:
     """The kind of an action id: ``drop``, ``draw``, ``take``, ``discard``, ``hit`` or ``spread``."""
-    if action < DISCARD:
-        return ACTION_KINDS[action]
-    if action < HIT_BOOK:
-        return "discard"
-    return "hit" if action < SPREAD else "spread"
+    return ACTION_KINDS[bisect_right(_KIND_STARTS, action)]
 
 
 def action_kind_index(actions: np.ndarray) -> np.ndarray:
     """Per action id, the index of its kind in :data:`ACTION_KINDS` (:func:`action_kind` on arrays)."""
-    return np.searchsorted(np.array([DRAW, TAKE, DISCARD, HIT_BOOK, SPREAD]), actions, side="right")
+    return np.searchsorted(_KIND_STARTS, actions, side="right")
 
 
 def position_card(suit: int, pos: int) -> int:
