@@ -47,7 +47,7 @@ A policy network can join the search (:class:`NetworkPlayouts`):
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -206,24 +206,48 @@ class NetworkPlayouts:
     (``core=False``) and gives the same payoffs (tests/test_search_rollout.py).
     """
 
-    def __init__(self, policy: Any, core: bool = True) -> None:
+    def __init__(self, policy: Any, core: bool = True, opponents: Sequence[Any] = ()) -> None:
         self.policy = policy
         self.core = core
+        self.opponents = list(opponents)
+        """Other networks that may play the seats other than the valued one (``finish(..., against=)``)."""
         self._batch: BatchGames | None = None  # reused while the rules and players stay
 
-    def finish(self, states: list[GameState], seat: int, check: Any = None) -> list[float]:
+    def finish(
+        self, states: list[GameState], seat: int, check: Any = None, against: Sequence[int] | None = None
+    ) -> list[float]:
         """Play every state to the end in place; ``seat``'s payoff in each (``check()`` between steps).
 
+        ``against[i]`` (default all 0) says who plays the other seats of state ``i``: 0 the policy,
+        ``j`` the network ``opponents[j - 1]``; ``seat`` is always played by the policy.
         numpy's BLAS runs on one thread here: the products are small, and a BLAS thread per core
         spin-waiting between them takes the cores from everything else (as in training, train/sb3/trainer.py).
         With the core, the states themselves are left as they were; their payoffs are returned.
         """
+        whom = np.zeros(len(states), dtype=np.int64) if against is None else np.asarray(against, np.int64)
+        if len(whom) != len(states) or (
+            len(whom) and not 0 <= whom.min() <= whom.max() <= len(self.opponents)
+        ):
+            raise ValueError(f"against: one of 0..{len(self.opponents)} per state is needed")
         with threadpool_limits(limits=1, user_api="blas"):
             if self.core and states:
-                return self._finish_core(states, seat, check)
-            return self._finish(states, seat, check)
+                return self._finish_core(states, seat, check, whom)
+            return self._finish(states, seat, check, whom)
 
-    def _finish(self, states: list[GameState], seat: int, check: Any) -> list[float]:
+    def _moves(self, obs: np.ndarray, masks: np.ndarray, whom: np.ndarray) -> np.ndarray:
+        """The moves of the rows, each by the network ``whom`` names (0: the policy)."""
+        if not whom.any():
+            return np.asarray(
+                self.policy.act_batch({"observation": obs, "action_mask": masks}), dtype=np.int64
+            )
+        moves = np.empty(len(whom), dtype=np.int64)
+        for j in np.unique(whom):
+            rows = whom == j
+            net = self.policy if j == 0 else self.opponents[j - 1]
+            moves[rows] = net.act_batch({"observation": obs[rows], "action_mask": masks[rows]})
+        return moves
+
+    def _finish(self, states: list[GameState], seat: int, check: Any, whom: np.ndarray) -> list[float]:
         active = [i for i, s in enumerate(states) if s.phase != OVER]
         if not active:
             return [payoffs(s)[seat] for s in states]
@@ -238,13 +262,15 @@ class NetworkPlayouts:
                 s = states[i]
                 observation(s, s.cur, obs[k])
                 masks[k, legal_actions(s)] = 1
-            moves = self.policy.act_batch({"observation": obs, "action_mask": masks})
+            idx = np.asarray(active, dtype=np.int64)
+            cur = np.array([states[i].cur for i in active], dtype=np.int64)
+            moves = self._moves(obs, masks, np.where(cur == seat, 0, whom[idx]))
             for i, a in zip(active, moves, strict=True):
                 states[i].play(a)
             active = [i for i in active if states[i].phase != OVER]
         return [payoffs(s)[seat] for s in states]
 
-    def _finish_core(self, states: list[GameState], seat: int, check: Any) -> list[float]:
+    def _finish_core(self, states: list[GameState], seat: int, check: Any, whom: np.ndarray) -> list[float]:
         s0 = states[0]
         b = self._batch
         if b is None or b.rules != s0.rules or b.n != s0.n or b.batch_size < len(states):
@@ -260,8 +286,10 @@ class NetworkPlayouts:
                 check()
             live = rows.size  # only the unfinished rows are observed: a few long hands set the rounds
             b.observe_rows(rows, obs[:live], masks[:live])
-            moves = self.policy.act_batch({"observation": obs[:live], "action_mask": masks[:live]})
-            ended = b.step_rows(rows, np.asarray(moves, dtype=np.int64))
+            who = whom[rows]
+            if who.any():  # the valued seat is the policy's in every playout
+                who = np.where(np.asarray(b.acting_seats(rows)) == seat, 0, who)
+            ended = b.step_rows(rows, self._moves(obs[:live], masks[:live], who))
             rows = rows[~ended]
         return [float(x) for x in b.payoffs[:count, seat]]
 

@@ -20,7 +20,7 @@ from tonk_cli.workflows.zoo import add_entry
 from tonk_env.engine import action_table, make_rules
 from tonk_env.obs import obs_layout
 from train.improve.config import config_from_dict, load_improve_config
-from train.improve.playouts import CandidateValues, candidates, value_positions
+from train.improve.playouts import CandidateValues, candidates, value_positions, world_opponents
 from train.improve.positions import collect_positions
 from train.improve.run import improve, resume_improve
 from train.improve.targets import held_out_choice_gain, improved_targets, log_policy
@@ -127,6 +127,49 @@ def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
     assert np.isfinite(one.held_out_gap()[0])
     drop_first = [v for a, v in zip(one.actions, one.values, strict=True) if a[0] == 0]
     assert all(abs(x) <= 10 for v in drop_first for x in v)  # payoffs in stakes
+
+
+def test_the_worlds_are_shared_among_the_playout_opponents_half_by_half() -> None:
+    whom = world_opponents({"self": 1.0, "npz:a": 1.0, "npz:b": 2.0}, 10)
+    # 5 worlds a half at shares 1.25, 1.25, 2.5: one each, and the largest remainder's one more
+    assert whom[0::2].tolist() == whom[1::2].tolist() == [0, 1, 2, 2, 2]
+    assert world_opponents({"self": 1.0, "npz:a": 1.0}, 5).tolist() == [0, 0, 0, 1, 1]  # halves of 3 and 2
+    assert world_opponents({"self": 1.0}, 7).tolist() == [0] * 7
+    assert world_opponents({"npz:a": 3.0, "self": 0.0}, 4).tolist() == [1] * 4
+
+
+def test_playout_opponents_change_the_values_only_where_they_play(tmp_path: Path) -> None:
+    net = make_agent(_tiny_net(tmp_path / "a.npz"))
+    other = make_agent(_tiny_net(tmp_path / "b.npz", seed=9))
+    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 40, seed=4, workers=1)
+    plain, _ = value_positions(net, pos, 2, 4, "2p", seed=1, batch=64)
+    same, _ = value_positions(
+        net, pos, 2, 4, "2p", seed=1, batch=64, opponents={"npz:x": net}, weights={"npz:x": 1}
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(plain.values, same.values, strict=True))
+    mixed, stats = value_positions(
+        net,
+        pos,
+        2,
+        4,
+        "2p",
+        seed=1,
+        batch=64,
+        workers=2,
+        opponents={"npz:b": other},
+        weights={"self": 1, "npz:b": 1},
+    )
+    assert [a.tolist() for a in mixed.actions] == [a.tolist() for a in plain.actions]  # the same candidates
+    assert any(not np.array_equal(a, b) for a, b in zip(plain.values, mixed.values, strict=True))
+    assert stats.decisions > 0
+    with pytest.raises(ValueError, match=r"values\.opponents.*heuristic:expert.*a policy network"):
+        config_from_dict({"values": {"opponents": {"heuristic:expert": 1}}})
+    with pytest.raises(ValueError, match=r"values\.opponents.*positive sum"):
+        config_from_dict({"values": {"opponents": {"self": 0}}})
+    cfg = _cfg(tmp_path, _tiny_net(tmp_path / "s.npz"))
+    cfg["values"] = {**cfg["values"], "opponents": {"self": 1, "zoo:3p": 1}}
+    with pytest.raises(ValueError, match="values.opponents: 'zoo:3p': .*trained for 3 players"):
+        improve(config_from_dict(cfg), evaluate, progress=False)
 
 
 def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from agents.search import NetworkPlayouts, SearchAgent
-from tonk_env.engine import is_over, legal_actions, make_rules, new_game, seat_info
-from tonk_env.obs import obs_layout
+from tonk_env.engine import is_over, legal_actions, make_rules, new_game, payoffs, seat_info
+from tonk_env.obs import obs_layout, observation
 from tonk_env.play import play, start_hand
 
 
@@ -133,3 +133,39 @@ def test_core_playouts_pay_what_engine_playouts_pay(tmp_path: Path, players: int
         core = NetworkPlayouts(net, core=True).finish([s.copy() for s in states], seat)
         assert core == [float(x) for x in engine]
     assert any(v != 0 for v in engine) and not all(is_over(s) for s in states)
+
+
+def _reference(state: object, seat: int, net: MLPPolicy, other: MLPPolicy) -> float:
+    """One hand finished move by move on the engine: ``net`` plays ``seat``, ``other`` the rest."""
+    s = state.copy()  # type: ignore[attr-defined]
+    size = obs_layout(s.n).size
+    while not is_over(s):
+        obs = np.zeros((1, size), dtype=np.float32)
+        observation(s, s.cur, obs[0])
+        mask = np.zeros((1, s.table.size), dtype=np.int8)
+        mask[0, legal_actions(s)] = 1
+        s.play(int((net if s.cur == seat else other).act_batch({"observation": obs, "action_mask": mask})[0]))
+    return float(payoffs(s)[seat])
+
+
+@pytest.mark.parametrize("core", [True, False])
+def test_an_opponent_network_plays_only_the_other_seats_of_its_playouts(tmp_path: Path, core: bool) -> None:
+    """``against`` hands the other seats of chosen playouts to another network, never the valued seat."""
+    net = make_agent(f"npz:{_net(tmp_path / 'a.npz')}", seed=0)
+    other = make_agent(f"npz:{_net(tmp_path / 'b.npz', seed=5)}", seed=0)
+    states = [new_game(make_rules(), 2, seed=k) for k in range(60)]
+    plain = NetworkPlayouts(net, core=core).finish([s.copy() for s in states], 0)
+    same = NetworkPlayouts(net, core=core, opponents=[net]).finish(
+        [s.copy() for s in states], 0, against=[1] * 60
+    )
+    assert same == plain  # the same network as the opponent: the same playouts
+    half = [k % 2 for k in range(60)]
+    for seat in (0, 1):
+        mixed = NetworkPlayouts(net, core=core, opponents=[other]).finish(
+            [s.copy() for s in states], seat, against=half
+        )
+        want = [_reference(s, seat, net, net if k % 2 == 0 else other) for k, s in enumerate(states)]
+        assert mixed == want
+    assert [mixed[k] for k in range(1, 60, 2)] != [plain[k] for k in range(1, 60, 2)]
+    with pytest.raises(ValueError, match="against: one of 0..1 per state"):
+        NetworkPlayouts(net, core=core, opponents=[other]).finish(states[:2], 0, against=[2, 0])

@@ -37,6 +37,8 @@ WHAT = "improve config"
 ACCEPT_RULES = ("mean", "interval")
 #: The most positions a generation may value (their states are held in memory).
 MAX_POSITIONS = 1_000_000
+#: The specs of policy networks, which alone can play the playouts (batched on the core).
+NETWORK_PREFIXES = ("zoo:", "npz:", "ppo:")
 _NAME = r"[A-Za-z0-9_.\-]{1,64}"
 _WEIGHTS = Allowed("a mapping of agent specs (or `self`) to weights >= 0", each=Allowed(low=0), max_len=32)
 _RECORD = Allowed(
@@ -69,6 +71,19 @@ class ValueSettings:
     """The opponent model that deals the worlds (``agents/beliefs``); empty: the search's selection model."""
     batch: int = setting(8192, "an int 64..262,144 (playouts advanced together)", low=64, high=262_144)
     """Playouts loaded into the compiled core at once."""
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {"self": 1.0},
+        metadata={
+            "allowed": Allowed(
+                "a mapping of `self` or policy networks' specs to weights >= 0",
+                each=Allowed(low=0),
+                max_len=8,
+            )
+        },
+    )
+    """Who plays the other seats of the playouts, by share of the worlds: ``self`` the network, or
+    another policy network (``zoo:``, ``npz:``, ``ppo:``) for the table; the valued seat is always the
+    network. Each half of the worlds is shared out the same way, and every candidate meets the same."""
 
 
 @dataclass
@@ -163,6 +178,13 @@ def config_from_dict(data: dict[str, Any]) -> ImproveConfig:
                 invalid(WHAT, "positions.opponents", spec, f"`self` or an agent spec ({e})")
     if sum(cfg.positions.opponents.values()) <= 0:
         invalid(WHAT, "positions.opponents", cfg.positions.opponents, "weights with a positive sum")
+    for spec in cfg.values.opponents:
+        if spec != "self" and not spec.startswith(NETWORK_PREFIXES):
+            invalid(
+                WHAT, "values.opponents", spec, f"`self` or a policy network ({', '.join(NETWORK_PREFIXES)})"
+            )
+    if sum(cfg.values.opponents.values()) <= 0:
+        invalid(WHAT, "values.opponents", cfg.values.opponents, "weights with a positive sum")
     if cfg.accept.hands % 2:
         invalid(WHAT, "accept.hands", cfg.accept.hands, "an even number (duplicate pairs)")
     return cfg
@@ -173,7 +195,11 @@ def load_improve_config(path: str | Path, overrides: list[str] | None = None) ->
     data = read_config_file(path)
     extra = parse_overrides(overrides or [])
     data = merge(data, extra)
-    for section, key in (("positions", "opponents"), ("accept", "record")):  # a mapping given replaces
+    for section, key in (
+        ("positions", "opponents"),
+        ("values", "opponents"),
+        ("accept", "record"),
+    ):  # a mapping given replaces
         given = extra.get(section, {}).get(key) if isinstance(extra.get(section), dict) else None
         if given is not None:
             data[section][key] = given

@@ -10,6 +10,9 @@ observation of that world (:class:`agents.search.NetworkPlayouts`, on the
 compiled core: one matrix product moves every unfinished playout of a batch).
 Every candidate meets the same worlds, and the playouts are the network's
 argmax, so the world is the only random stream and it is common to all.
+The other seats of a share of the worlds may be played by other networks
+(``values.opponents``, :func:`world_opponents`): a model of opponents that
+do not play as the network does; the valued seat is always the network's.
 A candidate's value ``Q`` is its mean payoff to the seat over the worlds.
 
 Blocks of positions are valued in separate processes
@@ -22,7 +25,7 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +42,7 @@ from tonk_env.workers import process_map
 
 from .positions import Position
 
-__all__ = ["CandidateValues", "PlayoutStats", "candidates", "value_positions"]
+__all__ = ["CandidateValues", "PlayoutStats", "candidates", "value_positions", "world_opponents"]
 
 #: Positions per process task.
 BLOCK = 256
@@ -119,13 +122,37 @@ class _Counting:
         return self.policy.act_batch(obs, infos)
 
 
+def world_opponents(weights: Mapping[str, float], worlds: int) -> np.ndarray:
+    """Per world, who plays the other seats: 0 the network, ``j`` the j-th spec of ``weights`` but ``self``.
+
+    Each half of the worlds (the even and the odd ones, :attr:`CandidateValues.halves`) is shared
+    out by the weights, largest remainders first, in the order the weights are given.
+    """
+    names = list(weights)
+    others = [s for s in names if s != "self"]
+    code = np.array([0 if s == "self" else others.index(s) + 1 for s in names], dtype=np.int64)
+    share = np.array([weights[s] for s in names], dtype=np.float64)
+    share = share / share.sum()
+    out = np.zeros(worlds, dtype=np.int64)
+    for h in (0, 1):
+        rows = np.arange(h, worlds, 2)
+        exact = share * len(rows)
+        counts = np.floor(exact).astype(np.int64)
+        for j in np.argsort(-(exact - counts), kind="stable")[: len(rows) - counts.sum()]:
+            counts[j] += 1
+        out[rows] = np.repeat(code, counts)
+    return out
+
+
 def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
     """Values of one block of positions (a process's task)."""
-    layers, activation, belief_ref, positions, k, worlds, batch, seed = task
+    layers, activation, belief_ref, positions, k, worlds, batch, seed, rivals, whom = task
     t0 = time.perf_counter()
     net = MLPPolicy(layers, activation=activation, deterministic=True)
     counting = _Counting(net)
-    playouts = NetworkPlayouts(counting)
+    others = [_Counting(MLPPolicy(ls, activation=act, deterministic=True)) for ls, act in rivals]
+    playouts = NetworkPlayouts(counting, opponents=others)
+    against: dict[int, list[int]] = {}  # by seat: per pending state, who plays the other seats
     belief = _belief(belief_ref)
     logits = net.logits(np.stack([p.obs for p in positions]))
     stats = PlayoutStats()
@@ -135,11 +162,12 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
 
     def flush() -> None:
         for seat, (states, owners) in sorted(pending.items()):
-            pay = playouts.finish(states, seat)
+            pay = playouts.finish(states, seat, against=against[seat])
             for (i, c, h), v in zip(owners, pay, strict=True):
                 val_out[i][h, c] += v
             stats.playouts += len(states)
         pending.clear()
+        against.clear()
 
     for i, pos in enumerate(positions):
         rng = random.Random(seed + i)
@@ -153,13 +181,14 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
         states, owners = pending.setdefault(pos.seat, ([], []))
         states += candidate_states(template, deals, acts)  # world by world
         owners += [(i, c, w % 2) for w in range(len(deals)) for c in range(len(acts))]
+        against.setdefault(pos.seat, []).extend(int(whom[w]) for w in range(len(deals)) for _ in acts)
         if sum(len(v[0]) for v in pending.values()) >= batch:
             flush()
     flush()
     values = [v.sum(axis=0) / worlds for v in val_out]
     counts = np.array([[(worlds + 1) // 2], [worlds // 2]], dtype=np.float64)
     halves = [v / counts for v in val_out] if worlds >= 2 else None
-    stats.decisions = counting.decisions
+    stats.decisions = counting.decisions + sum(o.decisions for o in others)
     stats.seconds = time.perf_counter() - t0
     return CandidateValues(cand_out, values, halves), stats
 
@@ -174,11 +203,32 @@ def value_positions(
     batch: int = 8192,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    opponents: Mapping[str, MLPPolicy] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[CandidateValues, PlayoutStats]:
-    """Every position's candidates and their values (see the module docstring), with what they cost."""
+    """Every position's candidates and their values (see the module docstring), with what they cost.
+
+    ``weights`` shares the worlds among who plays the other seats (:func:`world_opponents`): ``self``
+    the network, any other name the network ``opponents[name]``. Default: the network everywhere.
+    """
     layers = net.layers_for_export()
+    weights = dict(weights or {"self": 1.0})
+    nets = [(opponents or {})[s] for s in weights if s != "self"]
+    rivals = [(o.layers_for_export(), o.activation) for o in nets]
+    whom = world_opponents(weights, worlds)
     tasks = [
-        (layers, net.activation, belief, list(positions[b : b + BLOCK]), k, worlds, batch, seed * 7_919 + b)
+        (
+            layers,
+            net.activation,
+            belief,
+            list(positions[b : b + BLOCK]),
+            k,
+            worlds,
+            batch,
+            seed * 7_919 + b,
+            rivals,
+            whom,
+        )
         for b in range(0, len(positions), BLOCK)
     ]
     out = CandidateValues([], [], [] if worlds >= 2 else None)

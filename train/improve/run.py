@@ -296,11 +296,39 @@ def _play_phase(
             tick,
         )
     v = cfg.values
+    rivals = _playout_opponents(cfg)
     with _phase(times, "values"), _bar(progress, len(positions), f"gen {g}: playouts") as tick:
         vals, stats = value_positions(
-            current, positions, v.candidates, v.worlds, v.belief, seed, v.batch, cfg.workers, tick
+            current,
+            positions,
+            v.candidates,
+            v.worlds,
+            v.belief,
+            seed,
+            v.batch,
+            cfg.workers,
+            tick,
+            rivals,
+            v.opponents,
         )
     return positions, vals, stats
+
+
+def _playout_opponents(cfg: ImproveConfig) -> dict[str, MLPPolicy]:
+    """The networks ``values.opponents`` names besides ``self``, checked against the table."""
+    out = {}
+    for spec in cfg.values.opponents:
+        if spec == "self":
+            continue
+        try:
+            net = make_agent(spec, seed=0)
+            if not isinstance(net, MLPPolicy):
+                raise ValueError("not a policy network")
+            net.reset_hand(0, cfg.players, cfg.make_rules())
+        except ValueError as e:
+            raise ValueError(f"improve config values.opponents: {spec!r}: {e}") from None
+        out[spec] = net
+    return out
 
 
 def _score_phase(
@@ -527,6 +555,7 @@ def improve(
         check_belief_table(belief_param(cfg.values.belief, "tonk improve"), cfg.players, rules)
     except ValueError as e:
         raise ValueError(f"improve config values.belief={cfg.values.belief!r} is invalid here: {e}") from None
+    _playout_opponents(cfg)  # each fits this table
     run_dir = make_run_dir(cfg)
     write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
     info = {**policy_meta(rules, cfg.players), "start": cfg.start}
