@@ -6,7 +6,8 @@ hidden cards are dealt ``worlds`` times from the seat's view by an opponent
 model (the learned one of :mod:`agents.beliefs`, or the search's selection
 model); in every world each candidate is played and the hand finished by the
 network for every seat (:class:`agents.search.NetworkPlayouts`, batched on the
-compiled core). Every candidate meets the same worlds. The move is the
+compiled core), or the other seats by another network (``opponent``: a model
+of opponents that play otherwise). Every candidate meets the same worlds. The move is the
 candidate of highest ``Q(a) + tau * log pi(a)``: its mean playout payoff,
 leaning towards the network's own preference by ``tau`` (``tau`` 0 is the best
 playout value alone; a large ``tau`` the network's choice).
@@ -92,14 +93,16 @@ class PlayoutSearchAgent(BaseAgent):
         candidates: int = 3,
         tau: float = 0.015,
         belief: str = "2p",
+        opponent: str = "",
     ) -> None:
         super().__init__(seed)
         self.net = network_agent(net, seed, "net", who="search:playouts")
+        self.opponent = network_agent(opponent, seed, "opponent", who="search:playouts") if opponent else None
         self.worlds = worlds
         self.candidates = candidates
         self.tau = tau
         self.belief = belief_param(belief, "search:playouts")
-        self.playouts = NetworkPlayouts(self.net)
+        self.playouts = NetworkPlayouts(self.net, opponents=[self.opponent] if self.opponent else [])
         self.gen = np.random.default_rng(seed)
         #: Set by the hand loop when a consumer bounds a decision's time (tonk_env.agent).
         self.deadline: float | None = None
@@ -112,8 +115,9 @@ class PlayoutSearchAgent(BaseAgent):
     def reset_hand(self, seat: int, num_players: int, rules: TonkRules) -> None:
         """Check that the network and the opponent model fit this table."""
         check_belief_table(self.belief, num_players, rules)
-        if hasattr(self.net, "reset_hand"):
-            self.net.reset_hand(seat, num_players, rules)
+        for net in (self.net, self.opponent):
+            if hasattr(net, "reset_hand"):
+                net.reset_hand(seat, num_players, rules)
 
     def check_deadline(self) -> None:
         """Raise :class:`DecisionTimeout` if the decision's ``deadline`` has passed."""
@@ -124,7 +128,8 @@ class PlayoutSearchAgent(BaseAgent):
         template, deals = deal(info, self.worlds, self.belief, self.rng)
         states = candidate_states(template, deals, acts)
         self.check_deadline()
-        pay = self.playouts.finish(states, info.seat, self.check_deadline)
+        against = [1 if self.opponent else 0] * len(states)
+        pay = self.playouts.finish(states, info.seat, self.check_deadline, against)
         return np.asarray(pay, dtype=np.float64).reshape(len(deals), len(acts)).mean(axis=0)
 
     def act(self, obs: Mapping[str, Any], info: SeatInfo) -> int:

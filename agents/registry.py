@@ -576,6 +576,14 @@ register_agent(
             "its .npz; empty: the search's hand-written selection model)",
             file_ref=True,
         ),
+        Param(
+            "opponent",
+            str,
+            "",
+            "a policy network that plays the other seats of the playouts (zoo:NAME, npz:FILE, "
+            "ppo:RUN); empty: the network itself",
+            agent_spec=True,
+        ),
     ),
 )
 

@@ -78,6 +78,26 @@ def test_bad_parameters_and_tables_are_refused_in_one_line() -> None:
     make_agent("search:playouts?net=zoo:3p&belief=").reset_hand(0, 3, make_rules())  # the selection model
 
 
+def test_an_opponent_network_changes_the_values_and_must_fit_the_table() -> None:
+    rules = make_rules()
+    s = new_game(rules, 2, seed=4)
+    while len(seat_info(s, s.cur).legal) < 3:
+        s.play(seat_info(s, s.cur).legal[-1])
+    info = seat_info(s, s.cur)
+    acts = np.array(info.legal[:3])
+    base, same, other = (
+        make_agent(SPEC + extra, seed=0) for extra in ("", "&opponent=zoo:2p", "&opponent=zoo:hit_penalty")
+    )
+    for agent in (base, same):  # `other` (a network of another rules preset) is not seated, only asked
+        agent.reset_hand(s.cur, 2, rules)
+    assert np.array_equal(base.values(info, acts), same.values(info, acts))  # the network itself as opponent
+    assert not np.array_equal(base.values(info, acts), other.values(info, acts))
+    with pytest.raises(ValueError, match="trained for 3 players"):
+        make_agent(SPEC + "&opponent=zoo:3p").reset_hand(0, 2, rules)
+    with pytest.raises(ValueError, match=r"parameter opponent='heuristic:expert' is not a policy network"):
+        make_agent(SPEC + "&opponent=heuristic:expert")
+
+
 def test_a_passed_deadline_stops_the_decision() -> None:
     agent = make_agent(SPEC, seed=0)
     assert isinstance(agent, PlayoutSearchAgent)
