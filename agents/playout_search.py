@@ -116,7 +116,7 @@ class PlayoutSearchAgent(BaseAgent):
         """Check that the network and the opponent model fit this table."""
         check_belief_table(self.belief, num_players, rules)
         for net in (self.net, self.opponent):
-            if hasattr(net, "reset_hand"):
+            if net is not None and hasattr(net, "reset_hand"):
                 net.reset_hand(seat, num_players, rules)
 
     def check_deadline(self) -> None:

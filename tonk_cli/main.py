@@ -126,6 +126,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.play_cmd",
     "tonk_cli.exploit_cmd",
     "tonk_cli.improve_cmd",
+    "tonk_cli.clone_cmd",
     "tonk_cli.zoo_cmd",
     "tonk_cli.belief_cmd",
     "tonk_cli.luck_cmd",

@@ -1,0 +1,108 @@
+"""``tonk clone``: a policy network fitted to another agent's decisions (train/clone.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.mlp import MLPPolicy
+from agents.registry import make_agent
+from tonk_cli.main import main
+from tonk_env.engine import action_table, make_rules, new_game
+from tonk_env.obs import obs_layout
+from tonk_env.play import play, start_hand
+from train.clone import CloneSettings, clone
+from train.run_folder import policy_meta
+
+RULES = make_rules("standard")
+
+
+def _tiny_net(path: Path) -> str:
+    rng = np.random.default_rng(0)
+    sizes = [obs_layout(2).size, 32, action_table(RULES.ace_high).size]
+    layers = [
+        (rng.normal(0, 0.3, (b, a)).astype(np.float32), np.zeros(b, np.float32))
+        for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+    ]
+    MLPPolicy(layers, meta=policy_meta(RULES, 2)).save_npz(path)
+    return f"npz:{path}"
+
+
+def test_a_clone_learns_its_teachers_moves_the_same_way_every_time(tmp_path: Path) -> None:
+    start = _tiny_net(tmp_path / "start.npz")
+    settings = CloneSettings(
+        teacher="heuristic:greedy",
+        start=start,
+        hands=150,
+        epochs=30,
+        learning_rate=1e-2,
+        workers=1,
+        seed=3,
+        opponents={"random": 1.0, "heuristic:greedy": 1.0},
+    )
+    report = clone(settings, tmp_path / "a.npz", progress=False)
+    assert report["decisions"] > 300 and report["held_out"] > 30
+    assert report["agreement"] > report["agreement_before"] + 0.2  # it learned the greedy's moves
+    settings.workers = 2
+    again = clone(settings, tmp_path / "b.npz", progress=False)  # more workers, the same data and fit
+    digest = [hashlib.sha256((tmp_path / f).read_bytes()).hexdigest() for f in ("a.npz", "b.npz")]
+    assert digest[0] == digest[1] and again["agreement"] == report["agreement"]
+    agent = make_agent(f"npz:{tmp_path / 'a.npz'}", seed=0)
+    assert agent.meta["clone_of"] == "heuristic:greedy"  # type: ignore[attr-defined]
+    seats = [agent, make_agent("random", seed=1)]
+    start_hand(seats, 2, RULES)
+    play(new_game(RULES, 2, seed=1), seats)  # it plays legal moves at the table
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nonsense:x"], "teacher 'nonsense:x': unknown agent kind"),
+        (["random", "--opponents", "{bogus:1: 1}"], "--opponents 'bogus:1': unknown agent kind"),
+        (["random", "--opponents", "{random: 0}"], "weights >= 0 with a positive sum"),
+        (["random", "--opponents", "[1, 2]"], "a mapping of agent specs to weights is needed"),
+        (["random", "--start", "heuristic:greedy"], "--start 'heuristic:greedy' is not a policy network"),
+        (["random", "--rules", "hit_penalty"], "--start 'zoo:2p': .*rules hash"),
+    ],
+)
+def test_bad_options_are_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(["clone", *argv, "--out", str(tmp_path / "c.npz"), "--hands", "4", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 or "usage" in err[0]
+    import re
+
+    assert re.search(message, err[-1])
+    assert not (tmp_path / "c.npz").exists()
+
+
+def test_the_command_writes_the_clone_and_says_how_to_play_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c.npz"
+    assert (
+        main(
+            [
+                "clone",
+                "heuristic:greedy",
+                "--out",
+                str(out),
+                "--hands",
+                "20",
+                "--epochs",
+                "1",
+                "--workers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert f"play it as npz:{out}" in said and out.exists() and out.with_suffix(".npz.sha256").exists()
+    assert main(["clone", "random", "--out", str(tmp_path / "c.txt"), "--hands", "4"]) == 2
+    assert "a .npz file name is needed" in capsys.readouterr().err
