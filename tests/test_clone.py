@@ -5,34 +5,20 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import numpy as np
 import pytest
+from tiny import tiny_net
 
-from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from tonk_cli.main import main
-from tonk_env.engine import action_table, make_rules, new_game
-from tonk_env.obs import obs_layout
+from tonk_env.engine import make_rules, new_game
 from tonk_env.play import play, start_hand
 from train.clone import CloneSettings, clone
-from train.run_folder import policy_meta
 
 RULES = make_rules("standard")
 
 
-def _tiny_net(path: Path) -> str:
-    rng = np.random.default_rng(0)
-    sizes = [obs_layout(2).size, 32, action_table(RULES.ace_high).size]
-    layers = [
-        (rng.normal(0, 0.3, (b, a)).astype(np.float32), np.zeros(b, np.float32))
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True)
-    ]
-    MLPPolicy(layers, meta=policy_meta(RULES, 2)).save_npz(path)
-    return f"npz:{path}"
-
-
 def test_a_clone_learns_its_teachers_moves_the_same_way_every_time(tmp_path: Path) -> None:
-    start = _tiny_net(tmp_path / "start.npz")
+    start = tiny_net(tmp_path / "start.npz")
     settings = CloneSettings(
         teacher="heuristic:greedy",
         start=start,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny import tiny_net
 
 import train.improve.run as run_mod
 from agents.mlp import MLPPolicy
@@ -17,28 +18,14 @@ from agents.zoo import ZOO_ENV, read_card
 from eval.duplicate import evaluate
 from tonk_cli.main import main
 from tonk_cli.workflows.zoo import add_entry
-from tonk_env.engine import action_table, make_rules
-from tonk_env.obs import obs_layout
+from tonk_env.engine import make_rules
 from train.improve.config import config_from_dict, load_improve_config
 from train.improve.playouts import CandidateValues, candidates, value_positions, world_opponents
 from train.improve.positions import collect_positions
 from train.improve.run import improve, resume_improve
 from train.improve.targets import held_out_choice_gain, improved_targets, log_policy
-from train.run_folder import policy_meta
 
 RULES = make_rules("standard")
-
-
-def _tiny_net(path: Path, seed: int = 0) -> str:
-    """A small random 2-player policy network saved as ``path``; its spec."""
-    rng = np.random.default_rng(seed)
-    sizes = [obs_layout(2).size, 16, action_table(RULES.ace_high).size]
-    layers = [
-        (rng.normal(0, 0.3, (b, a)).astype(np.float32), np.zeros(b, np.float32))
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True)
-    ]
-    MLPPolicy(layers, meta=policy_meta(RULES, 2)).save_npz(path)
-    return f"npz:{path}"
 
 
 def _cfg(tmp_path: Path, start: str, **extra: object) -> dict:
@@ -114,7 +101,7 @@ def test_the_held_out_gain_of_the_targets_grows_with_the_kl_budget_where_a_candi
 
 
 def test_values_do_not_depend_on_the_number_of_workers(tmp_path: Path) -> None:
-    net = make_agent(_tiny_net(tmp_path / "a.npz"))
+    net = make_agent(tiny_net(tmp_path / "a.npz"))
     pos = collect_positions(net, {"self": 1.0}, RULES, 2, 60, seed=4, workers=1)
     assert len(pos) == 60 and all(p.mask.sum() >= 2 for p in pos)
     assert [p.obs.tobytes() for p in pos] == [
@@ -139,8 +126,8 @@ def test_the_worlds_are_shared_among_the_playout_opponents_half_by_half() -> Non
 
 
 def test_playout_opponents_change_the_values_only_where_they_play(tmp_path: Path) -> None:
-    net = make_agent(_tiny_net(tmp_path / "a.npz"))
-    other = make_agent(_tiny_net(tmp_path / "b.npz", seed=9))
+    net = make_agent(tiny_net(tmp_path / "a.npz"))
+    other = make_agent(tiny_net(tmp_path / "b.npz", seed=9))
     pos = collect_positions(net, {"self": 1.0}, RULES, 2, 40, seed=4, workers=1)
     plain, _ = value_positions(net, pos, 2, 4, "2p", seed=1, batch=64)
     same, _ = value_positions(
@@ -166,14 +153,14 @@ def test_playout_opponents_change_the_values_only_where_they_play(tmp_path: Path
         config_from_dict({"values": {"opponents": {"heuristic:expert": 1}}})
     with pytest.raises(ValueError, match=r"values\.opponents.*positive sum"):
         config_from_dict({"values": {"opponents": {"self": 0}}})
-    cfg = _cfg(tmp_path, _tiny_net(tmp_path / "s.npz"))
+    cfg = _cfg(tmp_path, tiny_net(tmp_path / "s.npz"))
     cfg["values"] = {**cfg["values"], "opponents": {"self": 1, "zoo:3p": 1}}
     with pytest.raises(ValueError, match="values.opponents: 'zoo:3p': .*trained for 3 players"):
         improve(config_from_dict(cfg), evaluate, progress=False)
 
 
 def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: Path) -> None:
-    start = _tiny_net(tmp_path / "start.npz")
+    start = tiny_net(tmp_path / "start.npz")
     whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
     assert [r["generation"] for r in whole.rows] == [1, 2]
     row = whole.rows[0]
@@ -217,7 +204,7 @@ def test_a_run_writes_its_generations_and_resumes_to_the_same_result(tmp_path: P
 def test_a_run_stopped_after_its_playouts_resumes_at_the_fit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    start = _tiny_net(tmp_path / "start.npz")
+    start = tiny_net(tmp_path / "start.npz")
     whole = improve(config_from_dict(_cfg(tmp_path / "a", start)), evaluate, progress=False)
     stopped = tmp_path / "stopped"  # as a kill during generation 1's fit leaves it
     shutil.copytree(whole.run_dir, stopped)
@@ -292,7 +279,7 @@ def test_the_command_says_what_is_missing_in_one_line(
     assert main(["improve", "--resume", str(tmp_path)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a tonk improve run folder" in err[0]
-    start = _tiny_net(tmp_path / "s.npz")
+    start = tiny_net(tmp_path / "s.npz")
     cfg = tmp_path / "tiny.yaml"
     import yaml
 
@@ -307,7 +294,7 @@ def test_the_command_says_what_is_missing_in_one_line(
 def test_an_improved_network_goes_into_the_zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ZOO_ENV, str(tmp_path / "zoo"))
     (tmp_path / "zoo").mkdir()
-    start = _tiny_net(tmp_path / "s.npz")
+    start = tiny_net(tmp_path / "s.npz")
     report = improve(config_from_dict(_cfg(tmp_path, start, generations=1)), evaluate, progress=False)
     entry = add_entry(report.run_dir, "tiny", baselines=["random"], hands=20, progress=False)
     assert entry.card["source"]["checkpoint"] == "current.npz"
