@@ -128,7 +128,7 @@ def test_the_worlds_are_shared_among_the_playout_opponents_half_by_half() -> Non
 def test_playout_opponents_change_the_values_only_where_they_play(tmp_path: Path) -> None:
     net = make_agent(tiny_net(tmp_path / "a.npz"))
     other = make_agent(tiny_net(tmp_path / "b.npz", seed=9))
-    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 40, seed=4, workers=1)
+    pos = collect_positions(net, {"self": 1.0}, RULES, 2, 20, seed=4, workers=1)
     plain, _ = value_positions(net, pos, 2, 4, "2p", seed=1, batch=64)
     same, _ = value_positions(
         net, pos, 2, 4, "2p", seed=1, batch=64, opponents={"npz:x": net}, weights={"npz:x": 1}
@@ -142,7 +142,7 @@ def test_playout_opponents_change_the_values_only_where_they_play(tmp_path: Path
         "2p",
         seed=1,
         batch=64,
-        workers=2,
+        workers=1,
         opponents={"npz:b": other},
         weights={"self": 1, "npz:b": 1},
     )
