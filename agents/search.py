@@ -262,9 +262,10 @@ class NetworkPlayouts:
                 s = states[i]
                 observation(s, s.cur, obs[k])
                 masks[k, legal_actions(s)] = 1
-            idx = np.asarray(active, dtype=np.int64)
-            cur = np.array([states[i].cur for i in active], dtype=np.int64)
-            moves = self._moves(obs, masks, np.where(cur == seat, 0, whom[idx]))
+            who = whom[active]
+            if who.any():  # the valued seat is the policy's in every playout
+                who = np.where(np.array([states[i].cur for i in active]) == seat, 0, who)
+            moves = self._moves(obs, masks, who)
             for i, a in zip(active, moves, strict=True):
                 states[i].play(a)
             active = [i for i in active if states[i].phase != OVER]

@@ -100,7 +100,7 @@ class PlayoutStats:
         self.dealing += other.dealing
 
 
-#: Playouts of one seat waiting to be finished: the states, and per state (position, candidate, half).
+#: Playouts of one seat waiting to be finished: the states, and per state (position, candidate, world).
 _Pending = tuple[list[Any], list[tuple[int, int, int]]]
 
 
@@ -152,7 +152,6 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
     counting = _Counting(net)
     others = [_Counting(MLPPolicy(ls, activation=act, deterministic=True)) for ls, act in rivals]
     playouts = NetworkPlayouts(counting, opponents=others)
-    against: dict[int, list[int]] = {}  # by seat: per pending state, who plays the other seats
     belief = _belief(belief_ref)
     logits = net.logits(np.stack([p.obs for p in positions]))
     stats = PlayoutStats()
@@ -162,12 +161,11 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
 
     def flush() -> None:
         for seat, (states, owners) in sorted(pending.items()):
-            pay = playouts.finish(states, seat, against=against[seat])
-            for (i, c, h), v in zip(owners, pay, strict=True):
-                val_out[i][h, c] += v
+            pay = playouts.finish(states, seat, against=whom[[w for _, _, w in owners]])
+            for (i, c, w), v in zip(owners, pay, strict=True):
+                val_out[i][w % 2, c] += v
             stats.playouts += len(states)
         pending.clear()
-        against.clear()
 
     for i, pos in enumerate(positions):
         rng = random.Random(seed + i)
@@ -180,8 +178,7 @@ def _value_block(task: tuple[Any, ...]) -> tuple[CandidateValues, PlayoutStats]:
         stats.dealing += time.perf_counter() - d0
         states, owners = pending.setdefault(pos.seat, ([], []))
         states += candidate_states(template, deals, acts)  # world by world
-        owners += [(i, c, w % 2) for w in range(len(deals)) for c in range(len(acts))]
-        against.setdefault(pos.seat, []).extend(int(whom[w]) for w in range(len(deals)) for _ in acts)
+        owners += [(i, c, w) for w in range(len(deals)) for c in range(len(acts))]
         if sum(len(v[0]) for v in pending.values()) >= batch:
             flush()
     flush()
