@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.registry import make_agent
 from tonk_env.engine import action_table
 from tonk_env.obs import OBS_VERSION, obs_layout
 from tonk_env.safe_arrays import check_file_hash, load_npz, write_sha256_sidecar
@@ -390,3 +391,31 @@ def load_npz_agent(path: str, seed: int | None = None, deterministic: Any = True
     policy = MLPPolicy.load_npz(path, deterministic=det, seed=seed, name=f"npz:{path}")  # sizes checked
     check_file_hash(Path(path), f"npz:{path}")
     return policy
+
+
+NETWORK_KINDS = "zoo:NAME, npz:FILE, ppo:RUN"
+"""The spec kinds that name a policy network, as an error message lists them."""
+
+
+def policy_network(
+    spec: str, what: str = "", seed: int | None = 0, players: int | None = None, rules: Any = None
+) -> MLPPolicy:
+    """The policy network a spec names (``zoo:``, ``npz:``, ``ppo:``), checked to fit a table when given.
+
+    Every refusal is one ``ValueError`` led by ``what``, the way the caller's option names the spec
+    (``"--start 'zoo:2p'"``; the spec itself by default): the spec's own error, "is not a policy
+    network", or, with ``players`` (and ``rules``), the table the network was not trained for.
+    """
+    what = what or repr(spec)
+    try:
+        net = make_agent(spec, seed=seed)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    if not isinstance(net, MLPPolicy):
+        raise ValueError(f"{what} is not a policy network; allowed: {NETWORK_KINDS}")
+    if players is not None:
+        try:
+            net.reset_hand(0, players, rules)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+    return net

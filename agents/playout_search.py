@@ -33,7 +33,8 @@ from tonk_env.engine.rules import TonkRules
 from .base import BaseAgent
 from .beliefs import belief_param, check_belief_table
 from .beliefs.model import BeliefModel
-from .search import NetworkPlayouts, World, deal_worlds, network_agent, world_state
+from .mlp import policy_network
+from .search import NetworkPlayouts, World, deal_worlds, world_state
 
 __all__ = ["PlayoutSearchAgent", "candidate_states", "deal", "gumbel_candidates", "log_policy"]
 
@@ -96,8 +97,9 @@ class PlayoutSearchAgent(BaseAgent):
         opponent: str = "",
     ) -> None:
         super().__init__(seed)
-        self.net = network_agent(net, seed, "net", who="search:playouts")
-        self.opponent = network_agent(opponent, seed, "opponent", who="search:playouts") if opponent else None
+        who = "agent 'search:playouts': parameter"
+        self.net = policy_network(net, f"{who} net={net!r}", seed)
+        self.opponent = policy_network(opponent, f"{who} opponent={opponent!r}", seed) if opponent else None
         self.worlds = worlds
         self.candidates = candidates
         self.tau = tau
@@ -116,7 +118,7 @@ class PlayoutSearchAgent(BaseAgent):
         """Check that the network and the opponent model fit this table."""
         check_belief_table(self.belief, num_players, rules)
         for net in (self.net, self.opponent):
-            if net is not None and hasattr(net, "reset_hand"):
+            if net is not None:
                 net.reset_hand(seat, num_players, rules)
 
     def check_deadline(self) -> None:

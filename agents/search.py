@@ -68,7 +68,7 @@ from .fast import FastParams, fast_action, fast_discard, turns_adding_all
 from .hand import in_spread_with
 from .heuristic import ExpertAgent
 from .hidden_counts import extra_cards
-from .registry import make_agent
+from .mlp import policy_network
 
 
 def rollout(s: GameState, seat: int, fp: FastParams, turns: list[int]) -> float:
@@ -181,20 +181,6 @@ def fast_discard_action(info: SeatInfo) -> int:
 def best_candidate(cands: list[int], values: list[float]) -> int:
     """The candidate of highest value (the first one on a tie)."""
     return cands[max(range(len(cands)), key=lambda i: (values[i], -i))]
-
-
-def network_agent(spec: str, seed: int | None, param: str, who: str = "search:ismcts") -> Any:
-    """The policy network a spec names (``zoo:``, ``npz:``, ``ppo:``), or ``ValueError`` naming ``param``."""
-    try:
-        agent = make_agent(spec, seed=seed)
-    except ValueError as e:
-        raise ValueError(f"agent {who!r}: parameter {param}={spec!r}: {e}") from None
-    if not (hasattr(agent, "act_batch") and hasattr(agent, "logits")):
-        raise ValueError(
-            f"agent {who!r}: parameter {param}={spec!r} is not a policy network; "
-            "allowed: zoo:NAME, npz:FILE, ppo:RUN (a network agent)"
-        )
-    return agent
 
 
 class NetworkPlayouts:
@@ -336,8 +322,9 @@ class SearchAgent(BaseAgent):
         self.fp = FastParams(drop_margin, selection)
         self.expert = ExpertAgent(seed, selection=selection)
         #: The network that plays the playouts (``rollout=``), and the one proposing a candidate (``prior=``).
-        self.rollout_net = network_agent(rollout, seed, "rollout") if rollout else None
-        self.prior_net = network_agent(prior, seed, "prior") if prior else None
+        who = "agent 'search:ismcts': parameter"
+        self.rollout_net = policy_network(rollout, f"{who} rollout={rollout!r}", seed) if rollout else None
+        self.prior_net = policy_network(prior, f"{who} prior={prior!r}", seed) if prior else None
         self.playouts = None if self.rollout_net is None else NetworkPlayouts(self.rollout_net)
         #: The learned opponent model that deals the worlds (``belief=``), or None for the selection model.
         self.belief = belief_param(belief, "search:ismcts")
@@ -542,7 +529,6 @@ __all__ = [
     "deal_worlds",
     "drop_value",
     "fast_discard_action",
-    "network_agent",
     "play_out",
     "rollout",
     "world_state",

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from agents.mlp import policy_network
 from agents.registry import check_spec, make_agent
 from agents.search import NetworkPlayouts, SearchAgent, world_state
 from tonk_env.engine import (
@@ -281,9 +282,7 @@ def improvement_gap(
     for name, v, most in (("positions", positions, MAX_POSITIONS), ("worlds", worlds, MAX_WORLDS)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most:
             raise ValueError(f"{name} must be an integer in [1, {most}], got {v!r}")
-    net = make_agent(agent, seed=_seed("net", seed))
-    if not (hasattr(net, "act_batch") and hasattr(net, "logits")):
-        raise ValueError(f"agent {agent} is not a policy network; allowed: zoo:NAME, npz:FILE, ppo:RUN")
+    net = policy_network(agent, f"agent {agent!r}", seed=_seed("net", seed), players=players, rules=rules)
     t0 = time.perf_counter()
     bar = None
     tick: Callable[[int], None] | None = progress if callable(progress) else None

@@ -266,7 +266,7 @@ def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None
         cfg = _cfg(tmp_path, "zoo:2p")
         cfg["values"] = {"belief": "nope"}
         improve(config_from_dict(cfg), evaluate, progress=False)
-    with pytest.raises(ValueError, match="improve config start='heuristic:expert' is invalid"):
+    with pytest.raises(ValueError, match="improve config start='heuristic:expert' is not a policy network"):
         improve(config_from_dict(_cfg(tmp_path, "heuristic:expert")), evaluate, progress=False)
 
 

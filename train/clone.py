@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.mlp import MLPPolicy
-from agents.registry import check_spec, make_agent
+from agents.mlp import MLPPolicy, policy_network
+from agents.registry import check_spec
 from tonk_env.engine import make_rules
 
 from .config import config_from_dict
@@ -77,13 +77,8 @@ def _check(s: CloneSettings) -> tuple[MLPPolicy, Any]:
             "pretrain": {"teacher": s.teacher, "hands": s.hands, "workers": s.workers},
         }
     )
-    start = make_agent(s.start, seed=0)
-    if not isinstance(start, MLPPolicy):
-        raise ValueError(f"--start {s.start!r} is not a policy network (zoo:, npz:, ppo:)")
-    try:
-        start.reset_hand(0, s.players, make_rules(cfg.rules, **cfg.rule_options))
-    except ValueError as e:
-        raise ValueError(f"--start {s.start!r}: {e}") from None
+    rules = make_rules(cfg.rules, **cfg.rule_options)
+    start = policy_network(s.start, f"--start {s.start!r}", 0, s.players, rules)
     return start, cfg
 
 

@@ -49,8 +49,7 @@ import yaml
 from tqdm import tqdm
 
 from agents.beliefs import belief_param, check_belief_table
-from agents.mlp import MLPPolicy, read_npz
-from agents.registry import make_agent
+from agents.mlp import MLPPolicy, policy_network, read_npz
 from tonk_env.engine.actions import ACTION_KINDS, action_kind
 from tonk_env.errors import one_line, read_yaml
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
@@ -78,16 +77,6 @@ class ImproveReport:
     def current(self) -> Path:
         """The accepted network's file."""
         return self.run_dir / "current.npz"
-
-
-def _start_network(spec: str) -> MLPPolicy:
-    """The policy network a spec names, or ``ValueError`` saying it is not one."""
-    agent = make_agent(spec, seed=0)
-    if not isinstance(agent, MLPPolicy):
-        raise ValueError(
-            f"improve config start={spec!r} is invalid; allowed: a policy network (zoo:, npz:, ppo:)"
-        )
-    return agent
 
 
 def _write_npz(path: Path, save: Callable[[Path], object]) -> None:
@@ -316,19 +305,12 @@ def _play_phase(
 
 def _playout_opponents(cfg: ImproveConfig) -> dict[str, MLPPolicy]:
     """The networks ``values.opponents`` names besides ``self``, checked against the table."""
-    out = {}
-    for spec in cfg.values.opponents:
-        if spec == "self":
-            continue
-        try:
-            net = make_agent(spec, seed=0)
-            if not isinstance(net, MLPPolicy):
-                raise ValueError("not a policy network")
-            net.reset_hand(0, cfg.players, cfg.make_rules())
-        except ValueError as e:
-            raise ValueError(f"improve config values.opponents: {spec!r}: {e}") from None
-        out[spec] = net
-    return out
+    what, rules = "improve config values.opponents:", cfg.make_rules()
+    return {
+        spec: policy_network(spec, f"{what} {spec!r}", 0, cfg.players, rules)
+        for spec in cfg.values.opponents
+        if spec != "self"
+    }
 
 
 def _score_phase(
@@ -545,12 +527,8 @@ def improve(
 
     ``stop()`` true ends the run before the next generation; ``on_row(row)`` gets each finished one.
     """
-    start = _start_network(cfg.start)
     rules = cfg.make_rules()
-    try:
-        start.reset_hand(0, cfg.players, rules)  # the network fits this table
-    except ValueError as e:
-        raise ValueError(f"improve config start={cfg.start!r} is invalid here: {e}") from None
+    start = policy_network(cfg.start, f"improve config start={cfg.start!r}", 0, cfg.players, rules)
     try:
         check_belief_table(belief_param(cfg.values.belief, "tonk improve"), cfg.players, rules)
     except ValueError as e:
