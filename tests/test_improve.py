@@ -70,6 +70,23 @@ def test_targets_meet_the_kl_budget_and_move_towards_the_better_candidate() -> N
     assert np.allclose(tg.probs.sum(axis=1), 1.0)
 
 
+def test_kept_actions_keep_their_probability_and_the_values_move_the_others() -> None:
+    logits = np.array([[0.0, 1.0, 0.5, -5.0], [1.0, 0.0, 0.0, 0.0]])
+    masks = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], dtype=np.int8)
+    vals = CandidateValues(
+        [np.array([1, 0, 2]), np.array([0, 1])], [np.array([0.0, 0.9, 0.4]), np.array([0.0, 0.5])]
+    )
+    kept = (masks > 0) & (np.arange(4) == 0)[None, :]  # action 0 (a drop) keeps pi's probability
+    tg = improved_targets(logits, masks, vals, kl=0.05, kept=kept)
+    pi = np.exp(log_policy(logits, masks))
+    assert np.allclose(tg.probs[:, 0], pi[:, 0])  # however much more the values say it is worth
+    assert tg.probs[0, 2] > pi[0, 2] and tg.probs[0, 1] < pi[0, 1]  # the rest move by their values
+    assert np.allclose(tg.probs[1], pi[1])  # its only other legal action shares what is left: all of it
+    assert np.allclose(tg.probs.sum(axis=1), 1.0) and tg.kl == pytest.approx(0.05, rel=0.05)
+    free = improved_targets(logits, masks, vals, kl=0.05)
+    assert free.probs[0, 0] > pi[0, 0]  # without it the drop gains
+
+
 def test_the_held_out_gap_is_zero_where_the_candidates_are_equal_and_the_plain_gap_is_not() -> None:
     rng = np.random.default_rng(0)
     halves = [rng.normal(0, 0.3, (2, 3)) for _ in range(4000)]  # equal true values, noise only

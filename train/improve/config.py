@@ -14,6 +14,7 @@ from typing import Any
 
 from agents.registry import check_spec
 from tonk_env.engine import make_rules
+from tonk_env.engine.actions import ACTION_KINDS
 from tonk_env.engine.numbers import MAX_SEED
 from tonk_env.engine.schema import Allowed, build, invalid, setting
 from tonk_env.runtime import MAX_WORKERS
@@ -92,6 +93,19 @@ class FitSettings:
 
     kl: float = setting(0.05, "a number in (0, 10]", low=0, low_open=True, high=10)
     """Mean KL divergence of the target pi' from pi over the positions; sets the temperature tau."""
+    kinds: list[str] = field(
+        default_factory=lambda: list(ACTION_KINDS),
+        metadata={
+            "allowed": Allowed(
+                f"a list of decision types from {', '.join(ACTION_KINDS)}",
+                max_len=len(ACTION_KINDS),
+                each=Allowed(choices=ACTION_KINDS),
+            )
+        },
+    )
+    """Decision types whose playout values move the targets; an action of another type keeps pi's
+    probability, and the values move the choice only among the rest (``[draw, take, discard, hit,
+    spread]`` leaves every drop as the network plays it)."""
     epochs: int = setting(4, "an int 1..1,000", low=1, high=1000)
     """Passes over the positions of the window."""
     window: int = setting(1, "an int 1..100 (this generation and the ones before it)", low=1, high=100)

@@ -50,7 +50,7 @@ from tqdm import tqdm
 
 from agents.beliefs import belief_param, check_belief_table
 from agents.mlp import MLPPolicy, policy_network, read_npz
-from tonk_env.engine.actions import ACTION_KINDS, action_kind
+from tonk_env.engine.actions import ACTION_KINDS, action_kind, action_kind_index
 from tonk_env.errors import one_line, read_yaml
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
 from tonk_env.safe_arrays import write_sha256_sidecar
@@ -175,14 +175,14 @@ def _gap_by_kind(vals: CandidateValues) -> dict[str, list[float]] | None:
 
 
 def _gain_by_kl(
-    logits: np.ndarray, masks: np.ndarray, vals: CandidateValues, kl: float
+    logits: np.ndarray, masks: np.ndarray, vals: CandidateValues, kl: float, kept: np.ndarray | None
 ) -> dict[str, list[float]] | None:
     """Per KL budget (the sweep's and the run's): the held-out gain of argmax pi', its s.e., moves changed."""
     if not vals.halves:
         return None
     out = {}
     for k in sorted({*KL_SWEEP, kl}):
-        gain, se, changed = held_out_choice_gain(logits, masks, vals, k)
+        gain, se, changed = held_out_choice_gain(logits, masks, vals, k, kept)
         out[f"{k:g}"] = [round(gain, 4), round(se, 4), round(changed, 4)]
     return out
 
@@ -222,6 +222,14 @@ def _realized_gain(
         "outside": round(outside / len(rows), 4),
         "positions": len(rows),
     }
+
+
+def _kept_actions(masks: np.ndarray, kinds: list[str]) -> np.ndarray | None:
+    """Per position and action: legal actions of a type not in ``fit.kinds`` (None when all are listed)."""
+    if set(kinds) >= set(ACTION_KINDS):
+        return None
+    listed = np.isin(action_kind_index(np.arange(masks.shape[1])), [ACTION_KINDS.index(k) for k in kinds])
+    return (masks > 0) & ~listed[None, :]
 
 
 def _set_current(run_dir: Path, folder: Path) -> None:
@@ -386,8 +394,9 @@ def _generation(
     stats, times = PlayoutStats(**play["stats"]), dict(play["seconds"])
     with _phase(times, "targets"):
         logits = current.logits(obs)
-        tg = improved_targets(logits, masks, vals, cfg.fit.kl)
-        by_kl = _gain_by_kl(logits, masks, vals, cfg.fit.kl)
+        kept = _kept_actions(masks, cfg.fit.kinds)
+        tg = improved_targets(logits, masks, vals, cfg.fit.kl, kept)
+        by_kl = _gain_by_kl(logits, masks, vals, cfg.fit.kl, kept)
     gaps = np.array([v.max() - v[0] for v in vals.values])
     kinds = Counter(action_kind(int(a[0])) for a in vals.actions)
     returns = np.array([v[0] for v in vals.values])  # the network's own move: the value network's target
