@@ -271,7 +271,8 @@ def test_pipeline_evaluates_in_forked_workers_after_torch_ran_threads(tmp_path: 
         "float((x @ x).abs().sum())  # the OpenMP team now runs in this process\n"
         "from tonk_cli.main import main\n"
         # layers of quick.yaml's width: a tensor above torch's grain size runs in parallel
-        f"sys.exit(main(['pipeline', 'configs/quick.yaml', *{TINY!r}, 'net.pi=[128]', 'out_dir={tmp_path}',\n"
+        f"sys.exit(main(['pipeline', 'configs/quick.yaml', *{TINY!r}, 'net.pi=[128]', 'torch_threads=2',\n"
+        f"    'out_dir={tmp_path}',\n"
         "    '--baselines', 'random', '--hands', '64', '--workers', '2', '--no-progress']))\n"
     )
     import os

@@ -44,6 +44,7 @@ TINY = {
     },
     "eval": {"every": 600, "hands": 20, "opponents": ["random"]},
     "rllib": {"env_runners": 0, "envs_per_runner": 4, "num_cpus": 2},
+    "torch_threads": 1,  # pytest runs a worker a core
 }
 
 

@@ -19,6 +19,7 @@ TINY = [
     "eval.every=256",
     "eval.hands=8",
     "eval.opponents=[random]",
+    "torch_threads=1",  # pytest runs a worker a core: two threads each would contend for them
 ]
 
 #: The same without periodic evaluation (only the final one).
