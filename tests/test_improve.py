@@ -273,6 +273,10 @@ def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None
         config_from_dict({"accept": {"rule": "best"}})
     with pytest.raises(ValueError, match="positions.opponents"):
         config_from_dict({"positions": {"opponents": {"nonsense:agent": 1}}})
+    with pytest.raises(ValueError, match=r"fit\.kinds=\[.pass.\] is invalid; allowed: a list of decision"):
+        config_from_dict({"fit": {"kinds": ["pass"]}})
+    with pytest.raises(ValueError, match=r"fit\.kinds=\[\] is invalid; allowed: at least one decision type"):
+        config_from_dict({"fit": {"kinds": []}})
     path = tmp_path / "c.yaml"
     path.write_text("positions:\n  opponents: {self: 1, heuristic:expert: 1}\n")
     cfg = load_improve_config(path, ["positions.opponents={self: 1}"])

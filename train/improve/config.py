@@ -199,6 +199,8 @@ def config_from_dict(data: dict[str, Any]) -> ImproveConfig:
             )
     if sum(cfg.values.opponents.values()) <= 0:
         invalid(WHAT, "values.opponents", cfg.values.opponents, "weights with a positive sum")
+    if not cfg.fit.kinds:
+        invalid(WHAT, "fit.kinds", cfg.fit.kinds, "at least one decision type (else no value moves a target)")
     if cfg.accept.hands % 2:
         invalid(WHAT, "accept.hands", cfg.accept.hands, "an even number (duplicate pairs)")
     return cfg
