@@ -272,6 +272,7 @@ def test_pipeline_evaluates_in_forked_workers_after_torch_ran_threads(tmp_path: 
         "from tonk_cli.main import main\n"
         # layers of quick.yaml's width: a tensor above torch's grain size runs in parallel
         f"sys.exit(main(['pipeline', 'configs/quick.yaml', *{TINY!r}, 'net.pi=[128]', 'torch_threads=2',\n"
+        "    'total_steps=256', 'eval.every=0',\n"
         f"    'out_dir={tmp_path}',\n"
         "    '--baselines', 'random', '--hands', '64', '--workers', '2', '--no-progress']))\n"
     )

@@ -201,7 +201,7 @@ def test_a_shipped_cards_headline_holds_on_fresh_deals(name: str) -> None:
     """The headline margin, re-measured on other deals, lies in the card's interval widened for the sample."""
     card = read_card(name, SHIPPED_ZOO)
     row = headline_row(card)
-    hands = max(200, row["hands"] // 10)
+    hands = max(200, row["hands"] // 20)
     rules = make_rules(card["rules"], **card["rule_options"])
     res = evaluate_one_seat(
         [f"npz:{SHIPPED_ZOO / card['file']}", row["opponent"]],
