@@ -65,9 +65,9 @@ def test_a_full_queue_is_a_503_and_a_clients_share_a_429_with_retry_after(blocke
     app = create_app(limits=Limits(workers=1, max_queue=1, max_client_work=2))
     c = TestClient(app)
     queue: WorkQueue = app.state.queue
-    queue.submit("other", None, blocker)
+    held = [queue.submit("other", None, blocker)]
     assert blocker.started.acquire(timeout=30)
-    queue.submit("other", None, blocker)  # waits: the queue is now full
+    held.append(queue.submit("other", None, blocker))  # waits: the queue is now full
     r = c.post("/api/agent-action", json=_query())
     assert r.status_code == 503 and "--max-queue" in r.json()["detail"], r.text
     assert int(r.headers["retry-after"]) >= 1
@@ -75,6 +75,7 @@ def test_a_full_queue_is_a_503_and_a_clients_share_a_429_with_retry_after(blocke
         queue.submit("other", None, blocker)  # the same client past its share
     assert refused.value.status == 429 and "--max-client-work" in refused.value.detail
     blocker.release.set()
+    assert [j.future.result(timeout=30) for j in held] == ["done"] * 2  # the queue is empty again
     assert c.post("/api/agent-action", json=_query()).status_code == 200
 
 
