@@ -16,9 +16,9 @@ from agents.beliefs.model import FEATURES_VERSION, fit_hand_size, systematic_sam
 from agents.registry import make_agent
 from eval.duplicate import evaluate
 from tonk_cli.main import main
-from tonk_env.engine import OVER, GameState, new_game, seat_info
+from tonk_env.engine import OVER, GameState, make_rules, new_game, seat_info
 from tonk_env.play import decide
-from train.belief_data import DataConfig, generate, load_data
+from train.belief_data import MIX, DataConfig, generate, load_data, mix_for
 from train.belief_fit import FitConfig, fit_belief
 
 
@@ -246,3 +246,20 @@ def test_the_shipped_models_load_by_name_and_fit_their_cards() -> None:
         p = model.probabilities(info)
         o = (info.seat + 1) % info.n
         assert p[o].sum() == pytest.approx(info.hand_sizes[o] - info.known[o].bit_count(), abs=1e-6)
+
+
+def test_the_mix_seats_the_zoo_agent_of_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert mix_for(2, make_rules("standard")) == list(MIX)
+    hp = dict(mix_for(2, make_rules("hit_penalty")))
+    assert "zoo:hit_penalty" in hp and "zoo:2p" not in hp
+    assert "zoo:3p" in dict(mix_for(3, make_rules("standard")))
+    monkeypatch.setenv("TONK_ZOO_DIR", str(tmp_path))  # an empty zoo: the mix plays without one
+    assert [s for s, _ in mix_for(2, make_rules("standard"))] == [
+        s for s, _ in MIX if not s.startswith("zoo:")
+    ]
+    summary = generate(
+        DataConfig(hands=4, style_hands=1, players=3, seed=5, holdout_every=2),
+        tmp_path / "d.npz",
+        progress=False,
+    )
+    assert summary["players"] == 3 and summary["positions"] > 0 and "zoo:2p" not in summary["agents"]

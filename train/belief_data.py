@@ -1,8 +1,8 @@
 """Positions for the learned opponent model: hands the simulator plays, labelled with the hidden cards.
 
 Each hand seats agents drawn from a mix (:data:`MIX`: random, greedy,
-expert, search and the zoo agent; two seats may draw the same agent, which
-is self-play). At every start-of-turn decision, and at a play-phase decision
+expert, search and the zoo agent of the table, :func:`mix_for`; two seats
+may draw the same agent, which is self-play). At every start-of-turn decision, and at a play-phase decision
 with chance ``play_share``, the acting seat's view is recorded
 (:func:`agents.beliefs.features.view_features`) with the label: each
 opponent's hidden cards (its hand less the cards the seat knows it holds).
@@ -41,15 +41,17 @@ from agents.fast import turns_adding_all
 from agents.heuristic import ExpertAgent
 from agents.registry import make_agent
 from agents.search import SearchAgent
+from agents.zoo import find_entry
 from tonk_env.engine import START, GameState, SeatInfo, TonkRules, make_rules, new_game, seat_info
 from tonk_env.engine.actions import DROP
 from tonk_env.engine.cards import hand_value
 from tonk_env.odds import drop_win_chance
 from tonk_env.play import play
 
-__all__ = ["HELD_OUT_STYLE", "MIX", "DataConfig", "generate", "hand_written", "load_data"]
+__all__ = ["HELD_OUT_STYLE", "MIX", "DataConfig", "generate", "hand_written", "load_data", "mix_for"]
 
-#: The agents of the training mix and their chance to sit in a seat (the search is slow: fewer).
+#: The agents of the training mix and their chance to sit in a seat (the search is slow: fewer);
+#: ``zoo:2p`` stands for the zoo's agent of the table played (:func:`mix_for`).
 MIX: tuple[tuple[str, float], ...] = (
     ("random", 0.06),
     ("heuristic:greedy", 0.16),
@@ -78,6 +80,23 @@ class DataConfig:
     play_share: float = 0.25
     """chance to record a play-phase decision (start-of-turn decisions are always recorded)"""
     holdout_every: int = 10
+
+
+def mix_for(players: int, rules: TonkRules) -> list[tuple[str, float]]:
+    """:data:`MIX` for a table: its zoo member is the zoo's agent for ``players`` and ``rules``.
+
+    A table the zoo has no agent for plays the mix without one (the other weights are kept, the
+    draws being by weight).
+    """
+    entry = find_entry(players, rules.hash)
+    mix = []
+    for spec, weight in MIX:
+        if spec.startswith("zoo:"):
+            if entry is None:
+                continue
+            spec = f"zoo:{entry}"
+        mix.append((spec, weight))
+    return mix
 
 
 def _seed(*parts: Any) -> int:
@@ -220,8 +239,9 @@ def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[st
         raise ValueError(f"play_share {cfg.play_share} is not in 0..1")
     if cfg.hands < 1 or cfg.style_hands < 0 or cfg.holdout_every < 2:
         raise ValueError("hands must be at least 1, style_hands at least 0 and holdout_every at least 2")
-    specs = [s for s, _ in MIX] + [HELD_OUT_STYLE]
-    weights = [w for _, w in MIX] + [0.0]
+    mix = mix_for(n, rules)
+    specs = [s for s, _ in mix] + [HELD_OUT_STYLE]
+    weights = [w for _, w in mix] + [0.0]
     agents: list[list[Any]] = [[make_agent(spec, seed=0) for spec in specs] for _ in range(n)]
     rec = _Recorder(n)
     t0 = time.time()
