@@ -22,7 +22,7 @@ from tonk_env.engine import make_rules
 from train.improve.config import config_from_dict, load_improve_config
 from train.improve.playouts import CandidateValues, candidates, value_positions, world_opponents
 from train.improve.positions import collect_positions
-from train.improve.run import improve, resume_improve
+from train.improve.run import check_table, improve, resume_improve
 from train.improve.targets import held_out_choice_gain, improved_targets, log_policy
 
 RULES = make_rules("standard")
@@ -324,3 +324,10 @@ def test_an_improved_network_goes_into_the_zoo(tmp_path: Path, monkeypatch: pyte
     page = entry.page_file.read_text()
     assert "1 generations of policy improvement" in page
     assert read_card("tiny")["sha256"] == _digest(tmp_path / "zoo" / "tiny.npz")
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in Path("configs").glob("improve_*.yaml")))
+def test_the_shipped_recipes_fit_their_tables(path: str) -> None:
+    cfg = load_improve_config(Path("configs") / path)
+    start = check_table(cfg)  # the start, the opponent model and the playouts' opponents
+    assert start.meta["num_players"] == cfg.players and start.meta["rules_hash"] == cfg.make_rules().hash

@@ -63,7 +63,7 @@ from .playouts import CandidateValues, PlayoutStats, value_positions
 from .positions import Position, collect_positions
 from .targets import KL_SWEEP, held_out_choice_gain, improved_targets
 
-__all__ = ["ImproveReport", "format_report", "format_row", "improve", "resume_improve"]
+__all__ = ["ImproveReport", "check_table", "format_report", "format_row", "improve", "resume_improve"]
 
 
 @dataclass
@@ -525,6 +525,21 @@ def _write_summary(run_dir: Path, rows: list[dict[str, Any]]) -> None:
     write_json(run_dir / "summary.json", summary)
 
 
+def check_table(cfg: ImproveConfig) -> MLPPolicy:
+    """The start network, once the start, the opponent model and the playouts' opponents fit the table.
+
+    ``ValueError`` names the setting that does not.
+    """
+    rules = cfg.make_rules()
+    start = policy_network(cfg.start, f"improve config start={cfg.start!r}", 0, cfg.players, rules)
+    try:
+        check_belief_table(belief_param(cfg.values.belief, "tonk improve"), cfg.players, rules)
+    except ValueError as e:
+        raise ValueError(f"improve config values.belief={cfg.values.belief!r} is invalid here: {e}") from None
+    _playout_opponents(cfg)  # each fits this table
+    return start
+
+
 def improve(
     cfg: ImproveConfig,
     evaluate: Evaluator,
@@ -537,12 +552,7 @@ def improve(
     ``stop()`` true ends the run before the next generation; ``on_row(row)`` gets each finished one.
     """
     rules = cfg.make_rules()
-    start = policy_network(cfg.start, f"improve config start={cfg.start!r}", 0, cfg.players, rules)
-    try:
-        check_belief_table(belief_param(cfg.values.belief, "tonk improve"), cfg.players, rules)
-    except ValueError as e:
-        raise ValueError(f"improve config values.belief={cfg.values.belief!r} is invalid here: {e}") from None
-    _playout_opponents(cfg)  # each fits this table
+    start = check_table(cfg)
     run_dir = make_run_dir(cfg)
     write_atomic(run_dir / "config.yaml", yaml.safe_dump(_to_dict(cfg), sort_keys=False))
     info = {**policy_meta(rules, cfg.players), "start": cfg.start}
