@@ -2,8 +2,9 @@
 
 Each hand seats agents drawn from a mix (:data:`MIX`: random, greedy,
 expert, search and the zoo agent of the table, :func:`mix_for`; two seats
-may draw the same agent, which is self-play). At every start-of-turn decision, and at a play-phase decision
-with chance ``play_share``, the acting seat's view is recorded
+may draw the same agent, which is self-play). At every start-of-turn
+decision, and at a play-phase decision with chance ``play_share``, the
+acting seat's view is recorded
 (:func:`agents.beliefs.features.view_features`) with the label: each
 opponent's hidden cards (its hand less the cards the seat knows it holds).
 Labels cost nothing: the simulator knows every hand.
