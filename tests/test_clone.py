@@ -12,7 +12,7 @@ from agents.registry import make_agent
 from tonk_cli.main import main
 from tonk_env.engine import make_rules, new_game
 from tonk_env.play import play, start_hand
-from train.clone import CloneSettings, clone
+from train.clone import CloneSettings, clone, start_spec
 
 RULES = make_rules("standard")
 
@@ -51,7 +51,7 @@ def test_a_clone_learns_its_teachers_moves_the_same_way_every_time(tmp_path: Pat
         (["random", "--opponents", "{random: 0}"], "weights >= 0 with a positive sum"),
         (["random", "--opponents", "[1, 2]"], "a mapping of agent specs to weights is needed"),
         (["random", "--start", "heuristic:greedy"], "--start 'heuristic:greedy' is not a policy network"),
-        (["random", "--rules", "hit_penalty"], "--start 'zoo:2p': .*rules hash"),
+        (["random", "--rules", "hit_penalty", "--start", "zoo:2p"], "--start 'zoo:2p': .*rules hash"),
     ],
 )
 def test_bad_options_are_named_in_one_line(
@@ -92,3 +92,24 @@ def test_the_command_writes_the_clone_and_says_how_to_play_it(
     assert f"play it as npz:{out}" in said and out.exists() and out.with_suffix(".npz.sha256").exists()
     assert main(["clone", "random", "--out", str(tmp_path / "c.txt"), "--hands", "4"]) == 2
     assert "a .npz file name is needed" in capsys.readouterr().err
+
+
+def test_the_default_start_is_the_zoos_agent_for_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for players, rules, entry in [
+        (2, "standard", "zoo:2p"),
+        (3, "standard", "zoo:3p"),
+        (2, "hit_penalty", "zoo:hit_penalty"),
+    ]:
+        settings = CloneSettings(teacher="random", players=players, rules=rules)
+        assert start_spec(settings, make_rules(rules)) == entry
+    assert start_spec(CloneSettings(teacher="random", start="npz:x.npz"), RULES) == "npz:x.npz"
+    monkeypatch.setenv("TONK_ZOO_DIR", str(tmp_path))  # an empty zoo: no agent for any table
+    assert (
+        main(["clone", "random", "--rules", "hit_penalty", "--out", str(tmp_path / "c.npz"), "--hands", "4"])
+        == 2
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["tonk clone: error: --start: the zoo has no agent for 2 players and rules 'hit_penalty'; "
+                   "name the network to start from, e.g. --start npz:FILE"]  # fmt: skip

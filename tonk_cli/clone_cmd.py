@@ -37,7 +37,7 @@ def cmd_clone(args: argparse.Namespace) -> int:
 
     settings = CloneSettings(
         teacher=args.teacher,
-        start=args.start or f"zoo:{args.players}p",
+        start=args.start,
         players=args.players,
         rules=args.rules,
         hands=args.hands,
@@ -70,7 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("teacher", metavar="TEACHER", help="the agent to imitate, e.g. search:ismcts")
     p.add_argument("--out", required=True, help="the .npz to write (with its .sha256)")
-    p.add_argument("--start", default="", help="the network to start from (default: zoo:Np for N players)")
+    p.add_argument(
+        "--start", default="", help="the network to start from (default: the zoo's agent for the table)"
+    )
     p.add_argument("--players", type=_args.players, default=2)
     p.add_argument("--rules", default="standard", metavar="PRESET")
     p.add_argument("--hands", type=_args.hands, default=20_000, help="hands the teacher plays")

@@ -5,11 +5,12 @@
 weight), records each of the teacher's decisions (the observation, the mask
 and its move: :func:`train.pretrain.collect_demos`), and fits a policy network
 to them by cross-entropy over the legal actions, starting from the weights of
-``start`` (:func:`train.improve.fit.fit_policy`; a tenth of the decisions held
-out). The result is an ``npz:`` network for the table: an opponent that plays
-like the teacher at a network's speed, e.g. for the playouts of ``tonk
-improve`` (``values.opponents``) or ``search:playouts`` (``opponent=``), where
-a search could not be played a million times.
+``start``, by default the zoo's agent for the table
+(:func:`train.improve.fit.fit_policy`; a tenth of the decisions held out).
+The result is an ``npz:`` network for the table: an opponent that plays like
+the teacher at a network's speed, e.g. for the playouts of ``tonk improve``
+(``values.opponents``) or ``search:playouts`` (``opponent=``), where a search
+could not be played a million times.
 
 The data do not depend on ``workers``, and the fit runs on one thread from a
 fixed seed, so a clone is the same when it is made again on one machine.
@@ -27,7 +28,8 @@ import torch
 
 from agents.mlp import MLPPolicy, policy_network
 from agents.registry import check_spec
-from tonk_env.engine import make_rules
+from agents.zoo import find_entry
+from tonk_env.engine import TonkRules, make_rules
 
 from .config import config_from_dict
 from .improve.config import FitSettings
@@ -35,7 +37,7 @@ from .improve.fit import fit_policy, held_out_rows
 from .pretrain import collect_demos
 from .run_folder import policy_meta
 
-__all__ = ["CloneSettings", "clone"]
+__all__ = ["CloneSettings", "clone", "start_spec"]
 
 
 @dataclass
@@ -43,7 +45,7 @@ class CloneSettings:
     """What ``tonk clone`` imitates, where, and how long it fits."""
 
     teacher: str
-    start: str = "zoo:2p"
+    start: str = ""  # empty: the zoo's agent for the table (:func:`start_spec`)
     players: int = 2
     rules: str = "standard"
     hands: int = 20_000
@@ -55,8 +57,21 @@ class CloneSettings:
     workers: int = 2
 
 
-def _check(s: CloneSettings) -> tuple[MLPPolicy, Any]:
-    """The start network and the train config of the teacher's hands; ``ValueError`` naming the option."""
+def start_spec(s: CloneSettings, rules: TonkRules) -> str:
+    """``s.start``, or when it is empty the zoo's agent for the table; ``ValueError`` naming ``--start``."""
+    if s.start:
+        return s.start
+    entry = find_entry(s.players, rules.hash)
+    if entry is None:
+        raise ValueError(
+            f"--start: the zoo has no agent for {s.players} players and rules {s.rules!r}; "
+            "name the network to start from, e.g. --start npz:FILE"
+        )
+    return f"zoo:{entry}"
+
+
+def _check(s: CloneSettings) -> tuple[MLPPolicy, str, Any]:
+    """The start network, its spec and the config of the teacher's hands; ``ValueError`` naming the option."""
     try:
         check_spec(s.teacher)
     except ValueError as e:
@@ -78,13 +93,14 @@ def _check(s: CloneSettings) -> tuple[MLPPolicy, Any]:
         }
     )
     rules = make_rules(cfg.rules, **cfg.rule_options)
-    start = policy_network(s.start, f"--start {s.start!r}", 0, s.players, rules)
-    return start, cfg
+    spec = start_spec(s, rules)
+    start = policy_network(spec, f"--start {spec!r}", 0, s.players, rules)
+    return start, spec, cfg
 
 
 def clone(s: CloneSettings, out: str | Path, progress: bool = True) -> dict[str, Any]:
     """Make the clone (module docstring), save it as ``out`` (``.npz`` and its ``.sha256``); its report."""
-    start, cfg = _check(s)
+    start, start_name, cfg = _check(s)
     out = Path(out)
     if out.suffix != ".npz":
         raise ValueError(f"--out {str(out)!r}: a .npz file name is needed")
@@ -108,7 +124,7 @@ def clone(s: CloneSettings, out: str | Path, progress: bool = True) -> dict[str,
     meta = {
         **policy_meta(make_rules(cfg.rules, **cfg.rule_options), s.players),
         "clone_of": s.teacher,
-        "start": s.start,
+        "start": start_name,
         "hands": s.hands,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
