@@ -64,9 +64,7 @@ def _table_block(task: tuple[Any, ...]) -> list[list[float]]:
             total = 0.0
             for r in range(reps):
                 start_hand(seats, 2, rules, [(seed + 7919 * i + 104729 * r + k) % 2**32 for k in range(2)])
-                s = p.state.copy()
-                apply(s, int(a))
-                play(s, seats)
+                s = play(apply(p.state, int(a)), seats)
                 total += payoffs(s)[p.seat]
             row.append(total / reps)
         out.append(row)
