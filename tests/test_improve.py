@@ -277,6 +277,11 @@ def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None
         config_from_dict({"fit": {"kinds": ["pass"]}})
     with pytest.raises(ValueError, match=r"fit\.kinds=\[\] is invalid; allowed: at least one decision type"):
         config_from_dict({"fit": {"kinds": []}})
+    with pytest.raises(
+        ValueError, match=r"fit\.kinds=\[.drop., .discard.\] is invalid; allowed: none, or two or more"
+    ):
+        config_from_dict({"fit": {"kinds": ["drop", "discard"]}})  # drop alone at the start of a turn
+    assert config_from_dict({"fit": {"kinds": ["drop", "take"]}}).fit.kinds == ["drop", "take"]
     path = tmp_path / "c.yaml"
     path.write_text("positions:\n  opponents: {self: 1, heuristic:expert: 1}\n")
     cfg = load_improve_config(path, ["positions.opponents={self: 1}"])

@@ -21,6 +21,10 @@ from tonk_env.runtime import MAX_WORKERS
 
 from ..config import merge, parse_overrides, read_config_file
 
+#: The decision types of the start of a turn: the choices of one decision, so one of them alone in
+#: ``fit.kinds`` could only keep its probability.
+START_KINDS = ("drop", "draw", "take")
+
 __all__ = [
     "ACCEPT_RULES",
     "AcceptSettings",
@@ -105,7 +109,8 @@ class FitSettings:
     )
     """Decision types whose playout values move the targets; an action of another type keeps pi's
     probability, and the values move the choice only among the rest (``[draw, take, discard, hit,
-    spread]`` leaves every drop as the network plays it)."""
+    spread]`` leaves every drop as the network plays it). Drop, draw and take are the choices of
+    one decision, so none or two or more of them are listed."""
     epochs: int = setting(4, "an int 1..1,000", low=1, high=1000)
     """Passes over the positions of the window."""
     window: int = setting(1, "an int 1..100 (this generation and the ones before it)", low=1, high=100)
@@ -201,6 +206,13 @@ def config_from_dict(data: dict[str, Any]) -> ImproveConfig:
         invalid(WHAT, "values.opponents", cfg.values.opponents, "weights with a positive sum")
     if not cfg.fit.kinds:
         invalid(WHAT, "fit.kinds", cfg.fit.kinds, "at least one decision type (else no value moves a target)")
+    if len(set(cfg.fit.kinds) & set(START_KINDS)) == 1:  # the others of its decisions keep pi's: so does it
+        invalid(
+            WHAT,
+            "fit.kinds",
+            cfg.fit.kinds,
+            f"none, or two or more, of {', '.join(START_KINDS)} (one alone moves nothing)",
+        )
     if cfg.accept.hands % 2:
         invalid(WHAT, "accept.hands", cfg.accept.hands, "an even number (duplicate pairs)")
     return cfg
