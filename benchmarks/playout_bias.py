@@ -21,8 +21,9 @@ gain at the table of choosing the candidate the model values highest instead
 of the network's own move, beside the gain the model itself promises for that
 choice (per type of the network's move). Both choose by one half of the worlds
 and average the two halves' choices; the model's gain is valued on the other
-half (``CandidateValues.held_out_gap``), so neither is raised by noise. A choice worth more in the model than
-at the table is a gain against the model's opponent only.
+half (``CandidateValues.held_out_gains``), so neither is raised by noise. A
+choice worth more in the model than at the table is a gain against the model's
+opponent only.
 
     python benchmarks/playout_bias.py --opponent heuristic:expert --model-opponent npz:runs/clone_expert.npz \
         --positions 3000 --worlds 256 --workers 2
@@ -115,13 +116,15 @@ def main() -> None:
     gain_table: dict[str, list[float]] = defaultdict(list)
     gain_model: dict[str, list[float]] = defaultdict(list)
     assert model.halves is not None  # worlds >= 2
-    for acts, q, t, (h0, h1) in zip(model.actions, model.values, table, model.halves, strict=True):
+    held_out = model.held_out_gains()  # the model's gain of the choice below, valued on the other half
+    rows = zip(model.actions, model.values, table, model.halves, held_out, strict=True)
+    for acts, q, t, (h0, h1), g in rows:
         for act, qa, ta in zip(acts, q, t, strict=True):
             bias[action_kind(int(act))].append(float(qa - ta))
         b0, b1 = int(np.argmax(h0)), int(np.argmax(h1))  # the best by each half of the worlds
         for kind in (action_kind(int(acts[0])), "all"):
             gain_table[kind].append((t[b0] + t[b1]) / 2 - t[0])
-            gain_model[kind].append(float((h1[b0] - h1[0] + h0[b1] - h0[0]) / 2))
+            gain_model[kind].append(float(g))
     report = {
         "net": a.net,
         "opponent": a.opponent,
