@@ -263,3 +263,26 @@ def test_the_mix_seats_the_zoo_agent_of_the_table(tmp_path: Path, monkeypatch: p
         progress=False,
     )
     assert summary["players"] == 3 and summary["positions"] > 0 and "zoo:2p" not in summary["agents"]
+
+
+def test_a_mix_of_ones_own_makes_a_model_of_that_opponent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "e.npz"
+    assert main(["belief", "data", "--out", str(out), "--hands", "4", "--style-hands", "1",
+                 "--holdout-every", "2", "--no-progress", "--mix", "heuristic:expert=1"]) == 0  # fmt: skip
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["agents"] == ["heuristic:expert"] and summary["mix_weights"] == [1.0]
+    assert set(load_data(out)["style"][load_data(out)["split"] < 2]) == {0}  # every opponent the expert
+    for mix, match in (
+        ({"heuristic:fast": 1.0}, "held-out style"),
+        ({"nope": 1.0}, "mix 'nope': "),
+        ({"random": 0.0}, "positive sum"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            generate(DataConfig(hands=2, mix=mix), tmp_path / "x.npz", progress=False)
+    assert not (tmp_path / "x.npz").exists()
+    for bad in ("heuristic:expert", "random=-1", "random=nan"):
+        assert main(["belief", "data", "--out", str(tmp_path / "y.npz"), "--mix", bad]) == 2
+        err = capsys.readouterr().err
+        assert "--mix" in err and "SPEC=WEIGHT" in err and "Traceback" not in err

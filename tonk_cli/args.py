@@ -60,5 +60,24 @@ workers = count(1, MAX_WORKERS)
 players = count(2, 6)
 
 
+def mix(items: list[str] | None) -> dict[str, float] | None:
+    """Repeated ``--mix SPEC=WEIGHT`` items as a mix of agents (None when none is given: the default)."""
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        spec, sep, weight = item.rpartition("=")
+        try:
+            w = parse_float(weight)
+        except ValueError:
+            w = -1.0
+        if not sep or not spec or not w > 0:
+            raise ValueError(
+                f"--mix {_shown(item)}: need SPEC=WEIGHT with a positive weight, e.g. heuristic:expert=2"
+            )
+        out[spec] = w
+    return out
+
+
 def _shown(text: str) -> str:
     return repr(text if len(text) <= 30 else text[:27] + "...")

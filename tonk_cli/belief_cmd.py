@@ -30,6 +30,7 @@ def cmd_data(args: argparse.Namespace) -> int:
         seed=args.seed,
         play_share=args.play_share,
         holdout_every=args.holdout_every,
+        mix=_args.mix(args.mix),
     )
     summary = generate(cfg, args.out, progress=not args.no_progress and sys.stderr.isatty())
     print(json.dumps(summary, indent=1))
@@ -121,6 +122,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=10,
         help="hold out every k-th hand of the mix",
     )
+    d.add_argument(
+        "--mix", action="append", metavar="SPEC=WEIGHT",
+        help="an agent of the mix and its weight (repeatable; default: train.belief_data.MIX with the "
+        "table's zoo agent); one agent alone, e.g. heuristic:expert=1, makes a model of that opponent",
+    )  # fmt: skip
     d.add_argument("--no-progress", action="store_true")
     d.set_defaults(func=cmd_data)
 

@@ -13,25 +13,6 @@ import sys
 from . import args as _args
 
 
-def _parse_mix(items: list[str] | None) -> dict[str, float] | None:
-    """``SPEC=WEIGHT`` items as a mix (None: the default mix)."""
-    if not items:
-        return None
-    mix: dict[str, float] = {}
-    for item in items:
-        spec, sep, weight = item.rpartition("=")
-        try:
-            w = float(weight)
-        except ValueError:
-            w = -1.0
-        if not sep or not spec or not w > 0:
-            raise ValueError(
-                f"--mix {item!r}: need SPEC=WEIGHT with a positive weight, e.g. heuristic:expert=2"
-            )
-        mix[spec] = w
-    return mix
-
-
 def cmd_luck_fit(args: argparse.Namespace) -> int:
     """Fit a value file and print its card's summary."""
     from tonk_env.engine import make_rules, parse_assignments
@@ -55,7 +36,7 @@ def cmd_luck_fit(args: argparse.Namespace) -> int:
         rules=rules,
         rules_name=name,
         seed=args.seed,
-        mix=_parse_mix(args.mix),
+        mix=_args.mix(args.mix),
         hidden=hidden,
         epochs=args.epochs,
         workers=args.workers,

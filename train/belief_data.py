@@ -1,7 +1,8 @@
 """Positions for the learned opponent model: hands the simulator plays, labelled with the hidden cards.
 
 Each hand seats agents drawn from a mix (:data:`MIX`: random, greedy,
-expert, search and the zoo agent of the table, :func:`mix_for`; two seats
+expert, search and the zoo agent of the table, :func:`mix_for`; or the
+config's own ``mix``, e.g. the one opponent a model is to face; two seats
 may draw the same agent, which is self-play). At every start-of-turn
 decision, and at a play-phase decision with chance ``play_share``, the
 acting seat's view is recorded
@@ -81,6 +82,9 @@ class DataConfig:
     play_share: float = 0.25
     """chance to record a play-phase decision (start-of-turn decisions are always recorded)"""
     holdout_every: int = 10
+    mix: dict[str, float] | None = None
+    """agent specs and their weights (None: :func:`mix_for` the table); a model trained on one
+    opponent's hands, e.g. ``{"heuristic:expert": 1}``, predicts that opponent's cards"""
 
 
 def mix_for(players: int, rules: TonkRules) -> list[tuple[str, float]]:
@@ -98,6 +102,20 @@ def mix_for(players: int, rules: TonkRules) -> list[tuple[str, float]]:
             spec = f"zoo:{entry}"
         mix.append((spec, weight))
     return mix
+
+
+def _own_mix(mix: dict[str, float]) -> list[tuple[str, float]]:
+    """A config's own mix, checked: known specs, not the held-out style, weights >= 0 summing above 0."""
+    if not mix or not all(w >= 0 for w in mix.values()) or not sum(mix.values()) > 0:
+        raise ValueError(f"mix {mix!r}: agent specs with weights >= 0 and a positive sum are needed")
+    if HELD_OUT_STYLE in mix:
+        raise ValueError(f"mix: {HELD_OUT_STYLE} is the held-out style; its hands are the style split")
+    for spec in mix:
+        try:
+            make_agent(spec, seed=0)
+        except ValueError as e:
+            raise ValueError(f"mix {spec!r}: {e}") from None
+    return list(mix.items())
 
 
 def _seed(*parts: Any) -> int:
@@ -240,7 +258,7 @@ def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[st
         raise ValueError(f"play_share {cfg.play_share} is not in 0..1")
     if cfg.hands < 1 or cfg.style_hands < 0 or cfg.holdout_every < 2:
         raise ValueError("hands must be at least 1, style_hands at least 0 and holdout_every at least 2")
-    mix = mix_for(n, rules)
+    mix = mix_for(n, rules) if cfg.mix is None else _own_mix(cfg.mix)
     specs = [s for s, _ in mix] + [HELD_OUT_STYLE]
     weights = [w for _, w in mix] + [0.0]
     agents: list[list[Any]] = [[make_agent(spec, seed=0) for spec in specs] for _ in range(n)]
