@@ -53,6 +53,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         learning_rate=args.lr,
         seed=args.seed,
         torch_threads=args.torch_threads,
+        count_bins=args.count_bins,
     )
     card = fit_belief(args.data, cfg, args.out_dir, progress=not args.no_progress and sys.stderr.isatty())
     tr = card["training"]
@@ -142,6 +143,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--lr", type=_args.number(1e-9, 1.0), default=1e-3)
     t.add_argument("--seed", type=_args.seed, default=0)
     t.add_argument("--torch-threads", type=_args.count(1, 256), default=1)
+    t.add_argument(
+        "--count-bins",
+        type=_args.count(0, 1000),
+        default=0,
+        help="a count head with this many bins of an opponent's hidden total (81 covers 2 players; "
+        "0: none); its worlds are resampled to the head's totals",
+    )
     t.add_argument("--no-progress", action="store_true")
     t.set_defaults(func=cmd_train)
 

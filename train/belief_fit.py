@@ -6,7 +6,10 @@ time: ``sigmoid(z + t)`` over the unseen cards with the shift ``t`` that
 makes them sum to the opponent's hidden-card count
 (:func:`agents.beliefs.model.fit_hand_size`); ``t`` is found by bisection
 and one Newton step on it carries the exact gradient of the constraint.
-The loss is the per-card log-loss against the true hidden cards.
+The loss is the per-card log-loss against the true hidden cards; with
+``count_bins`` > 0 the network has a count head too (see
+:mod:`agents.beliefs.model`), fitted by the log-loss of each opponent's true
+hidden total, weighted :data:`COUNT_WEIGHT`.
 
 Positions of the training split are cut by hand into fitting and validation
 (``hand % 10 == 3``); the epoch with the lowest validation loss is kept. The
@@ -42,11 +45,16 @@ from agents.beliefs.features import feature_sizes
 from agents.beliefs.model import FEATURES_VERSION
 from agents.zoo import NAME as _NAME
 from agents.zoo import file_sha256
+from tonk_env.engine.cards import VALUES
 
 from .belief_data import load_data
 from .belief_metrics import belief_metrics, unpack
 
-__all__ = ["FitConfig", "fit_belief", "measure_belief", "torch_fit_probs"]
+__all__ = ["COUNT_WEIGHT", "FitConfig", "fit_belief", "measure_belief", "torch_fit_probs"]
+
+#: The count head's log-loss (nats a position and opponent) in the loss, beside the per-card one.
+COUNT_WEIGHT = 0.1
+_VALUES = torch.tensor(VALUES[:52], dtype=torch.float32)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,8 @@ class FitConfig:
     weight_decay: float = 1e-5
     seed: int = 0
     torch_threads: int = 1
+    count_bins: int = 0
+    """bins of the count head (hidden totals 0 .. bins - 1; 0: no head); 81 covers every 2-player hand"""
 
 
 def torch_fit_probs(z: torch.Tensor, free: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
@@ -97,13 +107,26 @@ def _network(inputs: int, hidden: tuple[int, ...], outputs: int) -> torch.nn.Seq
 
 
 def _loss(
-    net: torch.nn.Sequential, x: torch.Tensor, y: torch.Tensor, free: torch.Tensor, h: torch.Tensor
+    net: torch.nn.Sequential,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    free: torch.Tensor,
+    h: torch.Tensor,
+    totals: torch.Tensor,
 ) -> torch.Tensor:
     k = y.shape[1]
-    z = net(x).reshape(len(x), k, 52)
+    out = net(x)
+    z = out[:, : 52 * k].reshape(len(x), k, 52)
     p = torch_fit_probs(z, free, h).clamp(1e-6, 1 - 1e-6)
     ll = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)) * free
-    return ll.sum() / free.sum().clamp_min(1)
+    loss = ll.sum() / free.sum().clamp_min(1)
+    bins = (out.shape[1] - 52 * k) // k
+    if bins:
+        c = out[:, 52 * k :].reshape(len(x) * k, bins)
+        loss = loss + COUNT_WEIGHT * torch.nn.functional.cross_entropy(
+            c, totals.reshape(-1).clamp_max(bins - 1)
+        )
+    return loss
 
 
 def _commit() -> str | None:
@@ -123,18 +146,22 @@ def _check_fit(cfg: FitConfig) -> None:
         )
     if cfg.epochs < 1 or cfg.batch_size < 1 or not cfg.hidden or min(cfg.hidden) < 1:
         raise ValueError("epochs, batch_size and every hidden layer size must be at least 1")
+    if not 0 <= cfg.count_bins <= 1000 or cfg.count_bins == 1:
+        raise ValueError(f"count_bins {cfg.count_bins}: allowed 0 (no count head) or 2..1000")
 
 
 def _tensors(data: dict[str, Any], rows: np.ndarray, n: int) -> tuple[torch.Tensor, ...]:
-    """Inputs, labels, the free-card mask and the hidden-card counts of ``rows``."""
+    """Inputs, labels, the free-card mask, the hidden-card counts and hidden totals of ``rows``."""
     bits, floats, labels = unpack(data, rows)
     x = torch.from_numpy(np.concatenate([bits.astype(np.float32), floats.astype(np.float32)], axis=1))
     free = torch.from_numpy(np.repeat(bits[:, None, 52:104].astype(bool), n - 1, axis=1))
+    y = torch.from_numpy(labels.astype(np.float32))
     return (
         x,
-        torch.from_numpy(labels.astype(np.float32)),
+        y,
         free,
         torch.from_numpy(data["hidden"][rows].astype(np.float32)),
+        (y @ _VALUES).round().long(),
     )
 
 
@@ -210,17 +237,19 @@ def fit_belief(
     nbits, nfloats = feature_sizes(n)
     fit_t = _tensors(data, fit_rows, n)
     val_t = _tensors(data, val_rows, n)
-    net = _network(nbits + nfloats, cfg.hidden, 52 * (n - 1))
+    outputs = (52 + cfg.count_bins) * (n - 1)
+    net = _network(nbits + nfloats, cfg.hidden, outputs)
     best_epoch, curve = _train(net, fit_t, val_t, cfg, progress)
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linears]
-    sizes = [nbits + nfloats, *cfg.hidden, 52 * (n - 1)]
+    sizes = [nbits + nfloats, *cfg.hidden, outputs]
     meta = {
         "num_players": n,
         "rules_hash": summary["rules_hash"],
         "features_version": FEATURES_VERSION,
         "sizes": sizes,
         "name": cfg.name,
+        **({"count_bins": cfg.count_bins} if cfg.count_bins else {}),
     }
     model = BeliefModel(layers, meta)
     wall = time.time() - t0
@@ -254,6 +283,7 @@ def fit_belief(
             "weight_decay": cfg.weight_decay,
             "seed": cfg.seed,
             "torch_threads": cfg.torch_threads,
+            "count_bins": cfg.count_bins,
             "wall_seconds": round(wall, 1),
             "curve": curve,
         },

@@ -25,10 +25,17 @@ from typing import Any
 import numpy as np
 
 from agents.beliefs import BeliefModel
-from agents.beliefs.model import fit_hand_size, systematic_sample
+from agents.beliefs.model import OVERSAMPLE, fit_hand_size, resample_by_count, systematic_sample
 from tonk_env.engine.cards import VALUES
 
-__all__ = ["LOW_SAMPLES", "belief_metrics", "learned_probabilities", "paired_difference", "unpack"]
+__all__ = [
+    "LOW_SAMPLES",
+    "belief_metrics",
+    "learned_heads",
+    "learned_probabilities",
+    "paired_difference",
+    "unpack",
+]
 
 LOW_SAMPLES = 400
 _EPS = 1e-6
@@ -68,25 +75,41 @@ def _card_scores(p: np.ndarray, y: np.ndarray, free: np.ndarray) -> tuple[float,
     return logloss, brier
 
 
+def learned_heads(model: BeliefModel, bits: np.ndarray, floats: np.ndarray) -> np.ndarray | None:
+    """The count head's chances ``(rows, n - 1, bins)`` for stored views; None without a head."""
+    if not model.count_bins:
+        return None
+    return np.concatenate(
+        [model.outputs_batch(bits[i : i + 4096], floats[i : i + 4096])[1] for i in range(0, len(bits), 4096)]
+    )
+
+
 def _p_lowest(
-    p: np.ndarray, hidden: np.ndarray, mine: np.ndarray, known: np.ndarray, seed: int
+    p: np.ndarray,
+    hidden: np.ndarray,
+    mine: np.ndarray,
+    known: np.ndarray,
+    seed: int,
+    heads: np.ndarray | None = None,
 ) -> np.ndarray:
-    """P(my count < every opponent's) from per-card chances, by :data:`LOW_SAMPLES` sampled hands each."""
+    """P(my count < every opponent's) from per-card chances, by :data:`LOW_SAMPLES` sampled hands each.
+
+    With the count head's chances (``heads``) the hands are drawn as the model deals them:
+    :data:`OVERSAMPLE` times as many, resampled to the head's totals.
+    """
     gen = np.random.default_rng(seed)
     out = np.zeros(len(p))
+    m = LOW_SAMPLES * (OVERSAMPLE if heads is not None else 1)
     for i in range(len(p)):
-        low = np.ones(LOW_SAMPLES, dtype=bool)
+        totals = np.zeros((m, p.shape[1]), dtype=np.int64)
         for k in range(p.shape[1]):
             h = int(hidden[i, k])
-            rows = np.broadcast_to(p[i, k], (LOW_SAMPLES, 52))
-            drawn = (
-                systematic_sample(rows, np.full(LOW_SAMPLES, h), gen)
-                if h > 0
-                else np.zeros((LOW_SAMPLES, 52), bool)
-            )
-            counts = known[i, k] + drawn.astype(np.int64) @ _VALUES
-            low &= mine[i] < counts
-        out[i] = low.mean()
+            if h > 0:
+                drawn = systematic_sample(np.broadcast_to(p[i, k], (m, 52)), np.full(m, h), gen)
+                totals[:, k] = drawn.astype(np.int64) @ _VALUES
+        if heads is not None:
+            totals = totals[resample_by_count(totals, heads[i], LOW_SAMPLES, gen)]
+        out[i] = np.all(mine[i] < known[i] + totals, axis=1).mean()
     return out
 
 
@@ -156,6 +179,7 @@ def belief_metrics(model: BeliefModel, data: dict[str, Any], seed: int = 0) -> d
         hidden = data["hidden"][rows]
         free = bits[:, 52:104].astype(bool)
         learned = learned_probabilities(model, bits, floats, hidden)
+        heads = learned_heads(model, bits, floats)
         hw = data["hw_probs"][[pos_of[int(r)] for r in rows]].astype(np.float64)
         n_free = np.maximum(free.sum(axis=1), 1)
         uniform = free[:, None, :] * (hidden[:, :, None] / n_free[:, None, None])
@@ -177,6 +201,7 @@ def belief_metrics(model: BeliefModel, data: dict[str, Any], seed: int = 0) -> d
                 data["my_count"][rows][drop],
                 data["known_value"][rows][drop],
                 seed,
+                None if heads is None else heads[drop],
             ),
             "search_worlds": data["hw_low_search"][hw_idx],
             "expert_sampler": data["hw_low_expert"][hw_idx],

@@ -14,6 +14,16 @@ takes exactly the hidden-card count; with several opponents, seat by seat
 over the cards still free, refitted to each hand size. The stock gets the
 rest in random order.
 
+A model may also have a **count head** (``meta["count_bins"]`` > 0): per
+opponent, the chance of each total value of its hidden cards. Cards drawn
+independently by their chances miss how an opponent's cards go together (a
+player who keeps low cards rarely holds two kings), so the drawn totals are
+spread too wide. With the head, :data:`OVERSAMPLE` times the worlds are drawn
+and ``count`` of them are kept by systematic resampling with the weight
+``head(total) / share of drawn worlds with that total`` (:func:`resample_by_count`),
+which gives the kept worlds the head's totals and, within a total, the cards'
+chances.
+
 The file is an ``.npz`` of plain arrays (``w0``, ``b0``, ... and a JSON
 ``meta``), read with ``allow_pickle=False`` and refused above
 :data:`MAX_BYTES`; :meth:`BeliefModel.load` checks it whole.
@@ -35,13 +45,18 @@ from tonk_env.engine.cards import VALUES, hand_value
 
 from .features import feature_sizes, view_features
 
-__all__ = ["FEATURES_VERSION", "MAX_BYTES", "BeliefModel", "fit_hand_size", "systematic_sample"]
+__all__ = [
+    "FEATURES_VERSION", "MAX_BYTES", "OVERSAMPLE", "BeliefModel", "fit_hand_size", "resample_by_count",
+    "systematic_sample",
+]  # fmt: skip
 
 #: The layout of :mod:`agents.beliefs.features`; a change bumps it and old files are refused.
 FEATURES_VERSION = 1
 #: The largest belief file read (a model is well under 2 MB).
 MAX_BYTES = 32 * 1024 * 1024
 _BISECT = 34
+#: Worlds drawn per world kept by a model with a count head.
+OVERSAMPLE = 4
 _VALUES = np.asarray(VALUES[:52], dtype=np.int64)
 
 
@@ -145,6 +160,30 @@ def systematic_sample(p: np.ndarray, hidden: np.ndarray, gen: np.random.Generato
     return out
 
 
+def resample_by_count(
+    totals: np.ndarray, heads: np.ndarray, count: int, gen: np.random.Generator
+) -> np.ndarray:
+    """Indices of ``count`` of the drawn worlds, chosen so their hidden totals follow the count head.
+
+    ``totals``: ``(m, K)`` each drawn world's hidden total per opponent; ``heads``: ``(K, B)`` the
+    head's chances of each total (totals above ``B - 1`` count as ``B - 1``). A world's weight is
+    the product over opponents of head chance over the drawn share of its total; ``count`` indices
+    are drawn by systematic resampling (a world of weight share ``w`` is kept about ``count * w``
+    times).
+    """
+    m = len(totals)
+    bins = heads.shape[1]
+    logw = np.zeros(m)
+    for k in range(heads.shape[0]):
+        t = np.minimum(totals[:, k], bins - 1)
+        share = np.bincount(t, minlength=bins)[t] / m
+        logw += np.log(heads[k, t] + 1e-12) - np.log(share)
+    w = np.exp(logw - logw.max())
+    cum = np.cumsum(w / w.sum())
+    points = (gen.random() + np.arange(count)) / count
+    return np.minimum(np.searchsorted(cum, points, side="right"), m - 1)
+
+
 class BeliefModel:
     """A learned opponent model for one table size (see the module docstring)."""
 
@@ -161,8 +200,14 @@ class BeliefModel:
                 f"{name}: the network takes {w_in} inputs; {n}-player views have {bits + floats}"
             )
         out = np.asarray(layers[-1][0]).shape[0]
-        if out != 52 * (n - 1):
-            raise ValueError(f"{name}: the network gives {out} outputs; {n} players need {52 * (n - 1)}")
+        bins = meta.get("count_bins", 0)
+        if isinstance(bins, bool) or not isinstance(bins, int) or not 0 <= bins <= 1000:
+            raise ValueError(f"{name}: count_bins {bins!r} in its metadata; need 0..1000")
+        if out != (52 + bins) * (n - 1):
+            raise ValueError(
+                f"{name}: the network gives {out} outputs; {n} players with {bins} count bins need "
+                f"{(52 + bins) * (n - 1)}"
+            )
         if meta.get("features_version") != FEATURES_VERSION:
             raise ValueError(
                 f"{name}: features version {meta.get('features_version')!r}, this Tonk RL reads "
@@ -171,17 +216,29 @@ class BeliefModel:
         self.layers = [(np.asarray(w, np.float32).T.copy(), np.asarray(b, np.float32)) for w, b in layers]
         self.meta = dict(meta)
         self.num_players = n
+        self.count_bins = bins
         self.name = name
 
     # -- inference -----------------------------------------------------------------------------
 
-    def logits_batch(self, bits: np.ndarray, floats: np.ndarray) -> np.ndarray:
-        """Raw logits ``(B, n - 1, 52)`` for a batch of view features."""
+    def outputs_batch(self, bits: np.ndarray, floats: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Card logits ``(B, n - 1, 52)`` and the count head's chances ``(B, n - 1, bins)`` (or None)."""
         x = np.concatenate([np.asarray(bits, np.float32), np.asarray(floats, np.float32)], axis=1)
         for w, b in self.layers[:-1]:
             x = np.maximum(x @ w + b, 0.0)
         w, b = self.layers[-1]
-        return (x @ w + b).reshape(len(x), self.num_players - 1, 52)
+        y = (x @ w + b).astype(np.float64)
+        k = self.num_players - 1
+        z = y[:, : 52 * k].reshape(len(x), k, 52)
+        if not self.count_bins:
+            return z, None
+        c = y[:, 52 * k :].reshape(len(x), k, self.count_bins)
+        c = np.exp(c - c.max(axis=-1, keepdims=True))
+        return z, c / c.sum(axis=-1, keepdims=True)
+
+    def logits_batch(self, bits: np.ndarray, floats: np.ndarray) -> np.ndarray:
+        """Raw card logits ``(B, n - 1, 52)`` for a batch of view features."""
+        return self.outputs_batch(bits, floats)[0]
 
     def check_table(self, info: SeatInfo) -> None:
         """Raise ``ValueError`` unless ``info`` comes from the table this model was trained for."""
@@ -216,7 +273,21 @@ class BeliefModel:
         self, info: SeatInfo, count: int, gen: np.random.Generator
     ) -> tuple[dict[int, np.ndarray], np.ndarray]:
         """Per opponent seat, ``(count, 52)`` 0/1 draws of its hidden cards; and the cards left free."""
-        z = self.logits(info)
+        self.check_table(info)
+        bits, floats = view_features(info)
+        zs, heads = self.outputs_batch(bits[None], floats[None])
+        if heads is None:
+            return self._draw_cards(info, zs[0], count, gen)
+        drawn_by, free = self._draw_cards(info, zs[0], count * OVERSAMPLE, gen)
+        n, me = info.n, info.seat
+        totals = np.stack([drawn_by[(me + k) % n].astype(np.int64) @ _VALUES for k in range(1, n)], axis=1)
+        keep = resample_by_count(totals, heads[0], count, gen)
+        return {o: d[keep] for o, d in drawn_by.items()}, free[keep]
+
+    def _draw_cards(
+        self, info: SeatInfo, z: np.ndarray, count: int, gen: np.random.Generator
+    ) -> tuple[dict[int, np.ndarray], np.ndarray]:
+        """:meth:`_draw` by the cards' chances alone (logits ``z``)."""
         n, me = info.n, info.seat
         free = np.broadcast_to(_bits(info.unseen()), (count, 52)).copy()
         drawn_by: dict[int, np.ndarray] = {}
