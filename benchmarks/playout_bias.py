@@ -23,10 +23,15 @@ choice (per type of the network's move). Both choose by one half of the worlds
 and average the two halves' choices; the model's gain is valued on the other
 half (``CandidateValues.held_out_gains``), so neither is raised by noise. A
 choice worth more in the model than at the table is a gain against the model's
-opponent only.
+opponent only. The drop's bias is also given by bins of the model's value of
+the drop (its reliability: a 2-player drop is worth +1 or -2 stakes).
+
+``--belief`` may be repeated: the models are then compared on the same
+positions, candidates and table values, and the change of each candidate's
+model value from the first model's is given with its paired standard error.
 
     python benchmarks/playout_bias.py --opponent heuristic:expert --model-opponent npz:runs/clone_expert.npz \
-        --positions 3000 --worlds 256 --workers 2
+        --positions 3000 --worlds 256 --workers 2 --belief 2p --belief runs/belief/2p_expert_count.npz
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from tonk_env.engine import apply, make_rules, payoffs
 from tonk_env.engine.actions import action_kind
 from tonk_env.play import play, start_hand
 from tonk_env.workers import process_map
-from train.improve.playouts import value_positions
+from train.improve.playouts import CandidateValues, value_positions
 from train.improve.positions import Position, collect_positions
 
 BLOCK = 128
@@ -89,6 +94,68 @@ def _mean_se(x: list[float]) -> list[float]:
     return [round(float(a.mean()), 4), round(float(a.std() / np.sqrt(len(a))), 4), len(a)]
 
 
+#: Edges of the bins of the model's value of a drop (a 2-player drop is worth +1 or -2 stakes).
+DROP_BINS = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
+
+
+def _drop_bins(model_v: list[float], table_v: list[float]) -> dict[str, list[float]]:
+    """Per bin of the model's value of the drop: [mean model value, mean table value, se of the bias, n]."""
+    m, t = np.asarray(model_v), np.asarray(table_v)
+    out = {}
+    for lo, hi in zip(DROP_BINS[:-1], DROP_BINS[1:], strict=True):
+        sel = (m >= lo) & ((m < hi) | (hi == DROP_BINS[-1]))
+        if sel.any():
+            d = m[sel] - t[sel]
+            se = float(d.std() / np.sqrt(sel.sum()))
+            out[f"{lo:+.1f}..{hi:+.1f}"] = [round(float(m[sel].mean()), 4), round(float(t[sel].mean()), 4),
+                                          round(se, 4), int(sel.sum())]  # fmt: skip
+    return out
+
+
+def belief_report(model: CandidateValues, table: list[list[float]]) -> dict[str, Any]:
+    """One opponent model's bias by candidate type, the drop's by its value, and what choosing by it gains."""
+    bias: dict[str, list[float]] = defaultdict(list)
+    gain_table: dict[str, list[float]] = defaultdict(list)
+    gain_model: dict[str, list[float]] = defaultdict(list)
+    drop_model: list[float] = []
+    drop_table: list[float] = []
+    assert model.halves is not None  # worlds >= 2
+    held_out = model.held_out_gains()  # the model's gain of the choice below, valued on the other half
+    rows = zip(model.actions, model.values, table, model.halves, held_out, strict=True)
+    for acts, q, t, (h0, h1), g in rows:
+        for act, qa, ta in zip(acts, q, t, strict=True):
+            kind = action_kind(int(act))
+            bias[kind].append(float(qa - ta))
+            if kind == "drop":
+                drop_model.append(float(qa))
+                drop_table.append(float(ta))
+        b0, b1 = int(np.argmax(h0)), int(np.argmax(h1))  # the best by each half of the worlds
+        for kind in (action_kind(int(acts[0])), "all"):
+            gain_table[kind].append((t[b0] + t[b1]) / 2 - t[0])
+            gain_model[kind].append(float(g))
+    return {
+        "model minus table, by candidate [mean, se, n]": {k: _mean_se(v) for k, v in sorted(bias.items())},
+        "the drop by the model's value of it [model, table, se of the difference, n]": _drop_bins(
+            drop_model, drop_table
+        ),
+        "choosing by the model, gain at the table, by the network's move [mean, se, n]": {
+            k: _mean_se(v) for k, v in sorted(gain_table.items())
+        },
+        "the same choice's gain in the model, held out [mean, se, n]": {
+            k: _mean_se(v) for k, v in sorted(gain_model.items())
+        },
+    }
+
+
+def paired_differences(first: CandidateValues, other: CandidateValues) -> dict[str, list[float]]:
+    """Per candidate type, ``other``'s value minus ``first``'s on the same candidates: the change of bias."""
+    diff: dict[str, list[float]] = defaultdict(list)
+    for acts, qa, qb in zip(first.actions, first.values, other.values, strict=True):
+        for act, a, b in zip(acts, qa, qb, strict=True):
+            diff[action_kind(int(act))].append(float(b - a))
+    return {k: _mean_se(v) for k, v in sorted(diff.items())}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--net", default="zoo:2p", help="the network whose positions and playouts these are")
@@ -97,10 +164,15 @@ def main() -> None:
     p.add_argument("--positions", type=int, default=3000)
     p.add_argument("--worlds", type=int, default=256)
     p.add_argument("--table-playouts", type=int, default=2)
-    p.add_argument("--belief", default="2p", help="the opponent model that deals the worlds")
+    p.add_argument(
+        "--belief", action="append", default=None,
+        help="an opponent model that deals the worlds (default 2p); repeat it to compare models on the "
+        "same positions, candidates and table values",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=77)
     p.add_argument("--workers", type=int, default=2)
     a = p.parse_args()
+    beliefs = a.belief or ["2p"]
     rules = make_rules()
     net = policy_network(a.net, "--net", 0, 2, rules)
     pos = collect_positions(net, {a.opponent: 1.0}, rules, 2, a.positions, seed=a.seed, workers=a.workers)
@@ -110,36 +182,25 @@ def main() -> None:
             "opponents": {"m": policy_network(a.model_opponent, "--model-opponent", 0, 2, rules)},
             "weights": {"m": 1.0},
         }
-    model, _ = value_positions(net, pos, 3, a.worlds, a.belief, seed=5, workers=a.workers, **extra)
-    table = table_values(net, a.opponent, pos, model.actions, a.table_playouts, a.workers)
-    bias: dict[str, list[float]] = defaultdict(list)
-    gain_table: dict[str, list[float]] = defaultdict(list)
-    gain_model: dict[str, list[float]] = defaultdict(list)
-    assert model.halves is not None  # worlds >= 2
-    held_out = model.held_out_gains()  # the model's gain of the choice below, valued on the other half
-    rows = zip(model.actions, model.values, table, model.halves, held_out, strict=True)
-    for acts, q, t, (h0, h1), g in rows:
-        for act, qa, ta in zip(acts, q, t, strict=True):
-            bias[action_kind(int(act))].append(float(qa - ta))
-        b0, b1 = int(np.argmax(h0)), int(np.argmax(h1))  # the best by each half of the worlds
-        for kind in (action_kind(int(acts[0])), "all"):
-            gain_table[kind].append((t[b0] + t[b1]) / 2 - t[0])
-            gain_model[kind].append(float(g))
-    report = {
+    models = [
+        value_positions(net, pos, 3, a.worlds, b, seed=5, workers=a.workers, **extra)[0] for b in beliefs
+    ]
+    for m in models[1:]:  # the candidates are the network's top 3: the same whoever deals the worlds
+        assert all(np.array_equal(x, y) for x, y in zip(models[0].actions, m.actions, strict=True))
+    table = table_values(net, a.opponent, pos, models[0].actions, a.table_playouts, a.workers)
+    report: dict[str, Any] = {
         "net": a.net,
         "opponent": a.opponent,
         "model_opponent": a.model_opponent,
         "positions": len(pos),
         "worlds": a.worlds,
         "table_playouts": a.table_playouts,
-        "model minus table, by candidate [mean, se, n]": {k: _mean_se(v) for k, v in sorted(bias.items())},
-        "choosing by the model, gain at the table, by the network's move [mean, se, n]": {
-            k: _mean_se(v) for k, v in sorted(gain_table.items())
-        },
-        "the same choice's gain in the model, held out [mean, se, n]": {
-            k: _mean_se(v) for k, v in sorted(gain_model.items())
-        },
+        "beliefs": {b: belief_report(m, table) for b, m in zip(beliefs, models, strict=True)},
     }
+    if len(models) > 1:
+        report[f"model values minus those of {beliefs[0]!r}, by candidate [mean, se, n]"] = {
+            b: paired_differences(models[0], m) for b, m in zip(beliefs[1:], models[1:], strict=True)
+        }
     print(json.dumps(report, indent=1))
 
 
