@@ -23,8 +23,10 @@ choice (per type of the network's move). Both choose by one half of the worlds
 and average the two halves' choices; the model's gain is valued on the other
 half (``CandidateValues.held_out_gains``), so neither is raised by noise. A
 choice worth more in the model than at the table is a gain against the model's
-opponent only. The drop's bias is also given by bins of the model's value of
-the drop (its reliability: a 2-player drop is worth +1 or -2 stakes).
+opponent only. The drop's bias is also given less the draw's and the take's at
+the same positions (what tilts the start of a turn; paired, so with its own
+standard error), and by bins of the model's value of the drop (its
+reliability: a 2-player drop is worth +1 or -2 stakes).
 
 ``--belief`` may be repeated: the models are then compared on the same
 positions, candidates and table values, and the change of each candidate's
@@ -122,19 +124,30 @@ def belief_report(model: CandidateValues, table: list[list[float]]) -> dict[str,
     assert model.halves is not None  # worlds >= 2
     held_out = model.held_out_gains()  # the model's gain of the choice below, valued on the other half
     rows = zip(model.actions, model.values, table, model.halves, held_out, strict=True)
+    tilt: dict[str, list[float]] = defaultdict(
+        list
+    )  # the drop's bias less the draw's or take's, per position
     for acts, q, t, (h0, h1), g in rows:
+        here = {}
         for act, qa, ta in zip(acts, q, t, strict=True):
             kind = action_kind(int(act))
-            bias[kind].append(float(qa - ta))
+            here[kind] = float(qa - ta)
+            bias[kind].append(here[kind])
             if kind == "drop":
                 drop_model.append(float(qa))
                 drop_table.append(float(ta))
+        for other in ("draw", "take"):
+            if "drop" in here and other in here:
+                tilt[f"drop - {other}"].append(here["drop"] - here[other])
         b0, b1 = int(np.argmax(h0)), int(np.argmax(h1))  # the best by each half of the worlds
         for kind in (action_kind(int(acts[0])), "all"):
             gain_table[kind].append((t[b0] + t[b1]) / 2 - t[0])
             gain_model[kind].append(float(g))
     return {
         "model minus table, by candidate [mean, se, n]": {k: _mean_se(v) for k, v in sorted(bias.items())},
+        "the drop's bias less another start choice's, paired by position [mean, se, n]": {
+            k: _mean_se(v) for k, v in sorted(tilt.items())
+        },
         "the drop by the model's value of it [model, table, se of the difference, n]": _drop_bins(
             drop_model, drop_table
         ),
