@@ -107,10 +107,13 @@ def _drop_bins(model_v: list[float], table_v: list[float]) -> dict[str, list[flo
     for lo, hi in zip(DROP_BINS[:-1], DROP_BINS[1:], strict=True):
         sel = (m >= lo) & ((m < hi) | (hi == DROP_BINS[-1]))
         if sel.any():
-            d = m[sel] - t[sel]
-            se = float(d.std() / np.sqrt(sel.sum()))
-            out[f"{lo:+.1f}..{hi:+.1f}"] = [round(float(m[sel].mean()), 4), round(float(t[sel].mean()), 4),
-                                          round(se, 4), int(sel.sum())]  # fmt: skip
+            _, se, n = _mean_se((m[sel] - t[sel]).tolist())
+            out[f"{lo:+.1f}..{hi:+.1f}"] = [
+                round(float(m[sel].mean()), 4),
+                round(float(t[sel].mean()), 4),
+                se,
+                n,
+            ]
     return out
 
 
@@ -124,9 +127,8 @@ def belief_report(model: CandidateValues, table: list[list[float]]) -> dict[str,
     assert model.halves is not None  # worlds >= 2
     held_out = model.held_out_gains()  # the model's gain of the choice below, valued on the other half
     rows = zip(model.actions, model.values, table, model.halves, held_out, strict=True)
-    tilt: dict[str, list[float]] = defaultdict(
-        list
-    )  # the drop's bias less the draw's or take's, per position
+    # per position, the drop's bias less the draw's or the take's
+    tilt: dict[str, list[float]] = defaultdict(list)
     for acts, q, t, (h0, h1), g in rows:
         here = {}
         for act, qa, ta in zip(acts, q, t, strict=True):
