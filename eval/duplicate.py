@@ -187,6 +187,7 @@ class EvalResult:
         return distinct_labels([a.spec for a in self.agents])
 
     luck: LuckReport | None = None
+    group_corrected: list[list[float]] | None = field(default=None, repr=False)  # with a luck value
 
     @property
     def hands_per_s(self) -> float:
@@ -466,6 +467,9 @@ def evaluate(
     used = 1 if workers == 1 or len(chunks) == 1 else min(workers, len(chunks))  # processes that ran
     res = summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, used)
     res.luck = _luck_of(value, canon, results)
+    if value is not None:
+        ordered = sorted(results, key=lambda r: r.group)
+        res.group_corrected = [list(r.corrected) for r in ordered if r.corrected is not None]
     return res
 
 
@@ -547,7 +551,6 @@ def summarise(
 
 __all__ = [
     "ACTOR_KINDS", "AGENT_ENDS", "CHUNK_GROUPS", "AgentStats", "EvalResult", "GroupResult",
-    "arrangements", "deal_deck", "distinct_labels", "evaluate", "hand_seed", "mean_ci", "play_hand",
-    "arrangements", "checked_specs", "deal_deck", "evaluate", "hand_seed", "mean_ci", "play_hand",
-    "summarise", "t_quantile_975",
+    "arrangements", "checked_specs", "deal_deck", "distinct_labels", "evaluate", "hand_seed", "mean_ci",
+    "play_hand", "summarise", "t_quantile_975",
 ]  # fmt: skip

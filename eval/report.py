@@ -18,6 +18,7 @@ from typing import Any
 
 from .duplicate import EvalResult
 from .luck import format_luck
+from .paired import PairedReport, format_paired
 
 _END_COLUMNS = (("tonk_out", "tonk"), ("run_out", "run"), ("drop_won", "drop+"), ("caught", "caught"),
                 ("stock_out", "stock"))  # fmt: skip
@@ -31,8 +32,8 @@ def _num(x: float, fmt: str = "+.3f") -> str:
     return "nan" if x != x else format(x, fmt)
 
 
-def format_table(res: EvalResult) -> str:
-    """The evaluation as a plain-text table."""
+def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
+    """The evaluation as a plain-text table (and its comparison with another agent, if given)."""
     arr = len(res.arrangements)
     head = (
         f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), "
@@ -68,12 +69,17 @@ def format_table(res: EvalResult) -> str:
     lines.append("(ends columns: % of the agent's seat-hands it ended that way; stock = stock-outs it won)")
     if res.luck is not None:
         lines += ["", *format_luck(res.luck)]
+    if compare is not None:
+        lines += ["", *format_paired(compare)]
     return "\n".join(lines)
 
 
-def to_json(res: EvalResult, timing: bool = True) -> str:
-    """The evaluation as one JSON object (see :meth:`EvalResult.to_dict`)."""
-    return json.dumps(_clean(res.to_dict(timing=timing)))
+def to_json(res: EvalResult, timing: bool = True, compare: PairedReport | None = None) -> str:
+    """The evaluation as one JSON object (:meth:`EvalResult.to_dict`; ``compare`` is its ``compare`` key)."""
+    d = res.to_dict(timing=timing)
+    if compare is not None:
+        d["compare"] = compare.to_dict()
+    return json.dumps(_clean(d))
 
 
 def _clean(x: Any) -> Any:

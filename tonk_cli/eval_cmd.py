@@ -16,6 +16,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import sys
 
     from eval.duplicate import evaluate
+    from eval.paired import compare
     from eval.report import format_table, to_json, write_hands
     from tonk_env.engine import make_rules, parse_assignments
 
@@ -23,10 +24,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     name = args.rules + ("".join(f" --set {s}" for s in args.set) if args.set else "")
     specs = [args.agent, *(args.opponents or ["random"])]
     progress = not (args.json or args.quiet or args.no_progress) and sys.stderr.isatty()
+    if args.compare is not None and args.compare.strip() == args.agent.strip():
+        raise ValueError(
+            f"--compare {args.compare}: that is AGENT itself; name another agent to compare with"
+        )
     if args.record:
         write_hands(args.record, [])  # a path that cannot be written fails now, not after the evaluation
-    res = evaluate(
-        specs,
+    common = dict(
         hands=args.hands,
         players=args.players,
         rules=rules,
@@ -34,13 +38,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=progress,
         rules_name=name,
-        record=args.record_hands if args.record else 0,
         luck=args.luck,
         allow_peek=args.allow_peek,
     )
+    if args.compare is not None:  # one deal group first: a bad OTHER is named before the long evaluation
+        evaluate([args.compare, *specs[1:]], **{**common, "hands": 1, "workers": 1, "progress": False})
+    res = evaluate(specs, record=args.record_hands if args.record else 0, **common)
     if args.record:
         write_hands(args.record, res.records)
-    print(to_json(res) if args.json else format_table(res))
+    paired = None
+    if args.compare is not None:
+        paired = compare(res, evaluate([args.compare, *specs[1:]], **common))
+    print(to_json(res, compare=paired) if args.json else format_table(res, paired))
     if args.record:
         print(
             f"recorded {len(res.records)} hand(s) in {args.record} (watch them: tonk serve, then /replay)",
@@ -90,6 +99,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="VALUE",
         help="also report luck-corrected figures (AIVAT over the stock draws) with this value function: "
         "a shipped name (2p) or an .npz file with its .json card; see `tonk luck`",
+    )
+    e.add_argument(
+        "--compare",
+        metavar="OTHER",
+        help="also play OTHER in AGENT's place on the same deals and report AGENT - OTHER, paired by "
+        "deal group (a far narrower interval than the two apart)",
     )
     e.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
