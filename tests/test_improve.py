@@ -22,7 +22,7 @@ from tonk_env.engine import make_rules
 from train.improve.config import config_from_dict, load_improve_config
 from train.improve.playouts import CandidateValues, candidates, value_positions, world_opponents
 from train.improve.positions import collect_positions
-from train.improve.run import check_table, improve, resume_improve
+from train.improve.run import check_table, format_row, improve, resume_improve
 from train.improve.targets import held_out_choice_gain, improved_targets, log_policy
 
 RULES = make_rules("standard")
@@ -269,8 +269,12 @@ def test_bad_configs_name_the_key_and_the_allowed_values(tmp_path: Path) -> None
         config_from_dict({"generation": 3})
     with pytest.raises(ValueError, match="accept.hands=41 is invalid; allowed: an even number"):
         config_from_dict({"accept": {"hands": 41}})
-    with pytest.raises(ValueError, match="accept.rule='best' is invalid; allowed: mean or interval"):
+    with pytest.raises(
+        ValueError, match="accept.rule='best' is invalid; allowed: mean or interval or record"
+    ):
         config_from_dict({"accept": {"rule": "best"}})
+    with pytest.raises(ValueError, match="accept.rule='record' is invalid; allowed: mean or interval when"):
+        config_from_dict({"accept": {"rule": "record", "record": {}}})
     with pytest.raises(ValueError, match="positions.opponents"):
         config_from_dict({"positions": {"opponents": {"nonsense:agent": 1}}})
     with pytest.raises(ValueError, match=r"fit\.kinds=\[.pass.\] is invalid; allowed: a list of decision"):
@@ -315,6 +319,25 @@ def test_the_command_says_what_is_missing_in_one_line(
     assert "gen 1: vs previous" in out and "random" in out
     (run,) = (tmp_path / "runs").iterdir()
     assert json.loads((run / "summary.json").read_text())["generations"] == 1
+
+
+def test_the_record_rule_accepts_by_the_records_paired_with_the_current_network(tmp_path: Path) -> None:
+    start = tiny_net(tmp_path / "s.npz")
+    accept = {"hands": 8, "rule": "record", "record": {"random": 40, "heuristic:greedy": 20}}
+    report = improve(config_from_dict(_cfg(tmp_path, start, accept=accept)), evaluate, progress=False)
+    cfg = config_from_dict(_cfg(tmp_path, start))
+    for g, row in enumerate(report.rows, 1):
+        current = report.run_dir / f"gen_{g - 1:03d}" / "policy.npz"  # the current one at generation 1
+        paired = [r["paired"]["mean"] for r in row["record"].values()]
+        assert row["accepted"] == (sum(paired) > 0)  # not the head-to-head margin
+        for r in row["record"].values():
+            assert r["paired"]["mean"] == pytest.approx(r["mean"] - r["current"], abs=2e-4)
+            assert r["paired"]["ci95"][0] <= r["paired"]["mean"] <= r["paired"]["ci95"][1]
+        if g == 1:  # the current network's figure is its own evaluation on the records' deals
+            seed = (cfg.seed * 1_000_003 + g * 7_919) % 2**31 + 1
+            old = evaluate([f"npz:{current}", "random"], hands=40, seed=seed, workers=1)
+            assert row["record"]["random"]["current"] == round(old.agents[0].mean_stakes, 4)
+    assert "(vs current" in format_row(report.rows[0])
 
 
 def test_an_improved_network_goes_into_the_zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

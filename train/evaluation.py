@@ -55,6 +55,11 @@ class EvalOutcome(Protocol):
         """One line per agent spec, in the order given."""
         ...
 
+    @property
+    def group_payoffs(self) -> Sequence[Sequence[float]]:
+        """Per deal group, each agent's mean payoff per seat-hand (the samples of its interval)."""
+        ...
+
 
 class Evaluator(Protocol):
     """A duplicate evaluation with the signature of :func:`eval.duplicate.evaluate`."""

@@ -38,8 +38,9 @@ __all__ = [
 
 #: Whose settings the messages name.
 WHAT = "improve config"
-#: How a generation is accepted: its mean margin over the previous one above 0, or its 95% interval.
-ACCEPT_RULES = ("mean", "interval")
+#: How a generation is accepted: its mean margin over the previous one above 0, or its 95% interval,
+#: or (``record``) its margins against ``accept.record``'s opponents above the previous one's, paired.
+ACCEPT_RULES = ("mean", "interval", "record")
 #: The most positions a generation may value (their states are held in memory).
 MAX_POSITIONS = 1_000_000
 #: The specs of policy networks, which alone can play the playouts (batched on the core).
@@ -137,7 +138,9 @@ class AcceptSettings:
     hands: int = setting(10_000, "an even int 4..1,000,000 (two deals at least)", low=4, high=1_000_000)
     """Duplicate hands of the new network against the current one."""
     rule: str = setting("mean", " or ".join(ACCEPT_RULES), choices=ACCEPT_RULES)
-    """``mean``: accepted when its mean margin is above 0; ``interval``: when its 95% interval is."""
+    """``mean``: accepted when its mean margin is above 0; ``interval``: when its 95% interval is;
+    ``record``: when, against ``record``'s opponents on the same deals, it beats the current network
+    by a mean above 0 (each opponent's difference paired by deal group, then averaged)."""
     record: dict[str, int] = field(
         default_factory=lambda: {"heuristic:expert": 4000, "search:ismcts": 1000},
         metadata={"allowed": _RECORD},
@@ -215,6 +218,8 @@ def config_from_dict(data: dict[str, Any]) -> ImproveConfig:
         )
     if cfg.accept.hands % 2:
         invalid(WHAT, "accept.hands", cfg.accept.hands, "an even number (duplicate pairs)")
+    if cfg.accept.rule == "record" and not cfg.accept.record:
+        invalid(WHAT, "accept.rule", cfg.accept.rule, "mean or interval when accept.record names no opponent")
     return cfg
 
 

@@ -12,8 +12,9 @@ Each generation, from the current network:
 4. **fit** of the next network to pi' and of a value network to the playout
    returns (:mod:`train.improve.fit`);
 5. **acceptance**: the new network replaces the current one only if it beats it
-   over ``accept.hands`` duplicate hands (``accept.rule``); every generation is
-   also scored against ``accept.record``'s opponents.
+   over ``accept.hands`` duplicate hands, or (``accept.rule: record``) only if it
+   beats it against ``accept.record``'s opponents, paired on the same deals; every
+   generation is also scored against ``accept.record``'s opponents.
 
 The run folder holds ``config.yaml``, ``run.json``, ``gen_000/policy.npz``
 (the start), ``gen_NNN/`` (``policy.npz``, ``value.npz``, ``generation.json``)
@@ -327,11 +328,16 @@ def _score_phase(
     """The new network's margin over the current one, whether it is accepted, and its records.
 
     As the zoo's cards measure it: the new network in one seat, the other agent in every other.
+    Under ``accept.rule: record`` the current network plays the records' deals too, and each
+    record holds ``current`` (its mean) and ``paired`` (new minus current, paired by deal group).
     """
 
-    def score(opponent: str, hands: int, s: int) -> dict[str, Any]:
-        res = evaluate(
-            [f"npz:{new}", *[opponent] * (cfg.players - 1)],  # one seat against the opponent in every other
+    def play(policy: Path, opponent: str, hands: int, s: int) -> Any:
+        return evaluate(
+            [
+                f"npz:{policy}",
+                *[opponent] * (cfg.players - 1),
+            ],  # one seat against the opponent in every other
             hands=hands,
             players=cfg.players,
             rules=cfg.make_rules(),
@@ -340,15 +346,37 @@ def _score_phase(
             progress=False,
             rules_name=cfg.rules,
         )
-        me = res.agents[0]
-        return {"mean": round(me.mean_stakes, 4), "ci95": [round(x, 4) for x in me.ci95], "hands": me.hands}
 
     with _phase(times, "accept"):
-        margin = score(f"npz:{current}", cfg.accept.hands, seed)
-        accepted = margin["mean"] > 0 if cfg.accept.rule == "mean" else margin["ci95"][0] > 0
+        margin = _score(play(new, f"npz:{current}", cfg.accept.hands, seed))
+    record: dict[str, Any] = {}
     with _phase(times, "record"):
-        record = {spec: score(spec, hands, seed + 1) for spec, hands in cfg.accept.record.items()}
+        for spec, hands in cfg.accept.record.items():
+            res = play(new, spec, hands, seed + 1)
+            record[spec] = _score(res)
+            if cfg.accept.rule == "record":  # the same deals and random streams: paired by deal group
+                old = play(current, spec, hands, seed + 1)
+                record[spec]["current"] = round(old.agents[0].mean_stakes, 4)
+                record[spec]["paired"] = _paired(res.group_payoffs, old.group_payoffs)
+    if cfg.accept.rule == "record":
+        accepted = float(np.mean([r["paired"]["mean"] for r in record.values()])) > 0
+    else:
+        accepted = margin["mean"] > 0 if cfg.accept.rule == "mean" else margin["ci95"][0] > 0
     return margin, bool(accepted), record
+
+
+def _score(res: Any) -> dict[str, Any]:
+    """The first agent's mean, 95% interval and hands, as a generation's row keeps them."""
+    me = res.agents[0]
+    return {"mean": round(me.mean_stakes, 4), "ci95": [round(x, 4) for x in me.ci95], "hands": me.hands}
+
+
+def _paired(new: Any, old: Any) -> dict[str, Any]:
+    """The first agent's mean payoff in ``new`` less in ``old`` by deal group, with its 95% interval."""
+    d = np.asarray(new, np.float64)[:, 0] - np.asarray(old, np.float64)[:, 0]
+    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    mean = float(d.mean())
+    return {"mean": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}
 
 
 def _playouts(
@@ -601,6 +629,12 @@ def format_row(row: dict[str, Any]) -> str:
     m = row["margin"]
     rec = "  ".join(
         f"{spec} {r['mean']:+.3f} [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+        + (
+            f" (vs current {r['paired']['mean']:+.4f} [{r['paired']['ci95'][0]:+.4f}, "
+            f"{r['paired']['ci95'][1]:+.4f}])"
+            if "paired" in r
+            else ""
+        )
         for spec, r in row["record"].items()
     )
     return (
