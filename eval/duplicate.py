@@ -466,22 +466,11 @@ def evaluate(
     elapsed = time.perf_counter() - t0
     used = 1 if workers == 1 or len(chunks) == 1 else min(workers, len(chunks))  # processes that ran
     res = summarise(canon, results, players, rules, rules_name, seed, arrs, elapsed, used)
-    res.luck = _luck_of(value, canon, results)
-    if value is not None:
+    if value is not None:  # the corrected samples in group order, as summarise orders the plain ones
         ordered = sorted(results, key=lambda r: r.group)
         res.group_corrected = [list(r.corrected) for r in ordered if r.corrected is not None]
+        res.luck = luck_report(value, canon, res.group_payoffs, res.group_corrected)
     return res
-
-
-def _luck_of(
-    value: ValueNet | None, specs: Sequence[str], results: Sequence[GroupResult]
-) -> LuckReport | None:
-    """The corrected figures of ``results`` (in group order; None without a value)."""
-    if value is None:
-        return None
-    ordered = sorted(results, key=lambda r: r.group)
-    corrected = [r.corrected for r in ordered if r.corrected is not None]
-    return luck_report(value, specs, [r.payoff for r in ordered], corrected)
 
 
 def _value_for(luck: str | None, players: int, rules: TonkRules) -> ValueNet | None:
