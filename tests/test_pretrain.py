@@ -232,3 +232,34 @@ def test_init_from_copies_a_checkpoint_and_refuses_misfits(
     assert "trained for 2 players, this run has 3" in capsys.readouterr().err
     with pytest.raises(ValueError, match="choose one warm start"):
         load_config("configs/quick.yaml", [f"init_from={ckpt}", "pretrain.teacher=heuristic:greedy"])
+
+
+def test_init_from_a_network_copies_its_layers_and_refuses_misfits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agents.ppo import load_policy
+    from agents.registry import make_agent
+
+    args = ["train", "configs/quick.yaml", *TINY, f"out_dir={tmp_path}", "total_steps=1", "eval.every=0"]
+    tiny_lr = ["ppo.learning_rate=1e-12", "--no-progress"]
+    assert main([*args, "init_from=zoo:2p", "net.pi=[256,256]", *tiny_lr]) == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0] == {"type": "init_from", "step": 0, "checkpoint": "zoo:2p"}
+    a, b = make_agent("zoo:2p"), load_policy(run / "best.zip")
+    obs = np.random.default_rng(0).random((4, a.obs_size)).astype(np.float32)
+    assert np.allclose(a.logits(obs), b.logits(obs), atol=1e-5)
+    capsys.readouterr()
+    assert main([*args, "init_from=zoo:2p", "--no-progress"]) == 2  # quick's net.pi is [128, 128]
+    assert "its hidden layers are [256, 256]; set net.pi to them" in capsys.readouterr().err
+    assert main([*args, "init_from=zoo:2p", "net.pi=[256,256]", "net.activation=relu", "--no-progress"]) == 2
+    assert "its activation is tanh; set net.activation to it" in capsys.readouterr().err
+    assert main([*args, "init_from=zoo:3p", "net.pi=[256,256]", "--no-progress"]) == 2
+    assert (
+        "init_from=zoo:3p: zoo:3p: trained for 3 players, seated at a 2-player table"
+        in capsys.readouterr().err
+    )
+    with pytest.raises(ValueError, match="init_from"):
+        load_config("configs/quick.yaml", ["init_from=zoo:nope"])
+    with pytest.raises(ValueError, match="init_from"):
+        load_config("configs/quick.yaml", [f"init_from=npz:{tmp_path / 'missing.npz'}"])

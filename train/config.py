@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from agents.mlp import policy_network
 from agents.registry import check_spec
 from tonk_env.engine import make_rules
 from tonk_env.engine.numbers import MAX_SEED
@@ -280,7 +281,9 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     """Periodic evaluation."""
     init_from: str = ""
-    """Start from this checkpoint's weights (a run folder or .zip; same rules, players, net sizes)."""
+    """Start from this checkpoint's weights (a run folder or .zip; same rules, players, net sizes), or
+    from a policy network's (``zoo:NAME`` or ``npz:FILE``: its layers become the policy's, whose
+    ``net.pi`` and ``net.activation`` must match; the value network starts fresh)."""
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     """Optional behaviour-cloning warm start (off unless ``pretrain.teacher`` is set)."""
     rllib: RllibConfig = field(default_factory=RllibConfig)
@@ -454,10 +457,30 @@ def read_config_file(path: str | Path, defaults: bool = False) -> dict[str, Any]
     return data
 
 
+#: The spec kinds ``init_from`` takes besides a checkpoint: a policy network's weights.
+NETWORK_WARM_STARTS = ("zoo:", "npz:")
+
+
+def is_network_warm_start(init_from: str) -> bool:
+    """Whether ``init_from`` names a policy network (``zoo:NAME``, ``npz:FILE``), not a checkpoint."""
+    return init_from.startswith(NETWORK_WARM_STARTS)
+
+
 def _check_paths(cfg: TrainConfig) -> None:
     """The warm start exists and the run folder can be made under ``out_dir`` (a new run only)."""
-    if cfg.init_from and not Path(cfg.init_from).exists():
-        _invalid("init_from", cfg.init_from, "a checkpoint .zip or run folder that exists, or empty")
+    if cfg.init_from and is_network_warm_start(cfg.init_from):  # the file read, checked for this table
+        policy_network(
+            cfg.init_from,
+            f"config init_from={cfg.init_from}",
+            players=cfg.players,
+            rules=make_rules(cfg.rules, **cfg.rule_options),
+        )
+    elif cfg.init_from and not Path(cfg.init_from).exists():
+        _invalid(
+            "init_from",
+            cfg.init_from,
+            "a checkpoint .zip or run folder that exists, zoo:NAME, npz:FILE, or empty",
+        )
     folder = Path(cfg.out_dir)
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

@@ -36,7 +36,7 @@ from agents.checkpoint import run_checkpoints
 from tonk_env.engine import make_rules
 from tonk_env.runtime import append_jsonl
 
-from ..config import TrainConfig, config_from_dict
+from ..config import TrainConfig, config_from_dict, is_network_warm_start
 from ..evaluation import Evaluator, require_evaluator
 from ..oracle import PrivilegedObs
 from ..pool import OpponentPool, PoolWrapper
@@ -51,7 +51,13 @@ from .oracle_policy import OracleCriticPolicy, oracle_policy_kwargs
 from .overlap import OverlappedMaskablePPO
 from .policy import TonkMaskablePolicy
 from .runstate import read_state, rewind_run
-from .zip_checkpoint import RunCheckpoint, init_from_checkpoint, read_run_checkpoint, restore_checkpoint
+from .zip_checkpoint import (
+    RunCheckpoint,
+    init_from_checkpoint,
+    init_from_network,
+    read_run_checkpoint,
+    restore_checkpoint,
+)
 
 __all__ = ["build_model", "make_env_fn", "resume_sb3", "seed_everything", "train_sb3"]
 
@@ -306,11 +312,12 @@ def _fit_run(
 
 def _start_run(cfg: TrainConfig, model: Any, run_dir: Path | None, progress: bool) -> Path:
     """Warm-start a fresh model (``init_from`` is loaded before the run folder exists), make the folder."""
-    src = None
-    if cfg.init_from:
-        src = init_from_checkpoint(
-            model, cfg.init_from, make_rules(cfg.rules, **cfg.rule_options), cfg.players
-        )
+    src: Any = None
+    rules = make_rules(cfg.rules, **cfg.rule_options)
+    if cfg.init_from and is_network_warm_start(cfg.init_from):
+        src = init_from_network(model, cfg.init_from, rules, cfg.players)
+    elif cfg.init_from:
+        src = init_from_checkpoint(model, cfg.init_from, rules, cfg.players)
     run_dir = run_dir or make_run_dir(cfg)
     write_run_files(cfg, run_dir, _versions())
     model.tensorboard_log = str(run_dir / "tb")

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from agents.checkpoint import FORMAT, META_NAME, read_meta
+from agents.mlp import policy_network
 from agents.ppo import check_finite_state, load_policy, load_policy_state
 from tonk_env.engine import TonkRules, make_rules
 from tonk_env.errors import torch_load_message
@@ -208,3 +209,38 @@ def init_from_checkpoint(model: Any, path: str | Path, rules: TonkRules, num_pla
             "net.critic to those it was trained with, or warm-start from its run folder"
         ) from None
     return p
+
+
+def init_from_network(model: Any, spec: str, rules: TonkRules, num_players: int) -> str:
+    """Copy a policy network's layers (``zoo:NAME``, ``npz:FILE``) into ``model``'s policy branch.
+
+    The network must be for this table (rules, players, observation layout) and have the run's
+    ``net.pi`` hidden sizes and activation; otherwise ``ValueError`` names ``init_from`` and the
+    difference. Only the policy is copied: the value network keeps its fresh initialisation.
+    """
+    net = policy_network(spec, f"init_from {spec}", seed=0, players=num_players, rules=rules)
+    state = model.policy.state_dict()
+    names = [
+        k[: -len(".weight")]
+        for k in state
+        if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")
+    ]
+    names.append("action_net")
+    hidden = [w.shape[1] for w, _ in net.layers[:-1]]
+    want = [int(state[f"{n}.weight"].shape[0]) for n in names[:-1]]
+    if hidden != want:
+        raise ValueError(
+            f"init_from {spec}: its hidden layers are {hidden}; set net.pi to them (the run has {want})"
+        )
+    activation = getattr(model.policy, "activation_fn", None)
+    if activation is not None and activation.__name__.lower() != net.activation:
+        raise ValueError(
+            f"init_from {spec}: its activation is {net.activation}; set net.activation to it "
+            f"(the run has {activation.__name__.lower()})"
+        )
+    new = dict(state)
+    for name, (w, b) in zip(names, net.layers, strict=True):  # MLPPolicy keeps (in, out); torch (out, in)
+        new[f"{name}.weight"] = torch.as_tensor(w.T.copy())
+        new[f"{name}.bias"] = torch.as_tensor(b.copy())
+    model.policy.load_state_dict(new)
+    return spec
