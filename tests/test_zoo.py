@@ -19,7 +19,7 @@ from tiny import TINY_NO_EVAL
 import agents.zoo
 from agents.registry import check_spec, make_agent
 from agents.zoo import ZOO_ENV, file_sha256, load_zoo_agent, read_card, zoo_names
-from agents.zoo.card import headline, headline_row
+from agents.zoo.card import headline, headline_row, render_markdown
 from tonk_cli.main import main
 from tonk_cli.workflows import pipeline
 from tonk_cli.workflows.common import evaluate_one_seat
@@ -70,6 +70,11 @@ def test_zoo_add_writes_the_network_and_its_card(tiny: tuple[Path, Path]) -> Non
     assert (res.agents[0].mean_stakes, list(res.agents[0].ci95)) == (row["mean_stakes"], row["ci95"])
     page = (zoo / "tiny.md").read_text()
     assert page.startswith("# zoo:tiny") and headline(card) in page and "heuristic:greedy" in page
+    # trained from scratch: no start; a warm start (`init_from`) is named on the "trained" row
+    assert "start" not in card["training"] and "PPO steps in" in page
+    warm = {**card, "training": {**card["training"], "start": "zoo:2p"}}
+    (row,) = [line for line in render_markdown(warm).splitlines() if line.startswith("| trained |")]
+    assert row.endswith(" from zoo:2p |"), row
 
 
 def test_a_zoo_spec_works_wherever_specs_work(

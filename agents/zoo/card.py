@@ -17,6 +17,8 @@ field                   content
 ``source``              the run folder, checkpoint and step it was exported from
 ``config``              the run's resolved training config
 ``training``            ``steps`` (PPO), ``wall_seconds`` (warm start and PPO), ``ppo_seconds``,
+                        ``start`` (the network it began from: PPO's ``init_from``, or
+                        ``tonk improve``'s ``start``; absent when it began from scratch),
                         ``machine`` (as given to ``tonk zoo
                         add --machine``, else the machine that wrote the card),
                         ``torch_cpu_capability`` and ``versions`` from the run's ``run.json``
@@ -234,9 +236,10 @@ def _trained(tr: Mapping[str, Any]) -> str:
             f"| trained | {_duration(tr.get('wall_seconds'))} in all: {tr['generations']} generations of "
             f"policy improvement by its own playouts (`tonk improve`) from {tr.get('start', '?')} |"
         )
+    start = f" from {tr['start']}" if tr.get("start") else ""
     return (
         f"| trained | {_duration(tr.get('wall_seconds'))} in all; {_steps(tr.get('steps'))} PPO steps "
-        f"in {_duration(tr.get('ppo_seconds', tr.get('wall_seconds')))} |"
+        f"in {_duration(tr.get('ppo_seconds', tr.get('wall_seconds')))}{start} |"
     )
 
 

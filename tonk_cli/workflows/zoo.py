@@ -149,6 +149,8 @@ def _training(run: Path, config: dict[str, Any], machine: str | None) -> dict[st
     }
     if improved:
         out.update(generations=summary["generations"], start=config.get("start"))
+    elif config.get("init_from"):
+        out["start"] = config["init_from"]  # a warm start: the network the PPO steps began from
     return out
 
 
