@@ -120,6 +120,27 @@ def test_the_queue_serves_clients_in_turn() -> None:
     queue.close()
 
 
+def test_a_jobs_share_is_free_by_the_time_its_answer_arrives() -> None:
+    # a client that sends its next move the moment the last is answered must not find its game busy
+    queue = WorkQueue(workers=1, max_queue=5, max_client=1, max_seconds=10)
+    follow_up: list[Any] = []
+    sent = threading.Event()
+
+    def next_move(_: Any) -> None:  # runs as the answer is handed over, in the worker thread
+        try:
+            follow_up.append(queue.submit("a", "g1", lambda: "second"))
+        except Busy as e:
+            follow_up.append(e)
+        sent.set()
+
+    first = queue.submit("a", "g1", lambda: "first")
+    first.future.add_done_callback(next_move)
+    assert first.future.result(timeout=30) == "first" and sent.wait(30)
+    assert not isinstance(follow_up[0], Busy), follow_up[0]
+    assert follow_up[0].future.result(timeout=30) == "second"
+    queue.close()
+
+
 def test_a_waiting_job_can_be_cancelled_and_frees_its_share(blocker: Blocker) -> None:
     queue = WorkQueue(workers=1, max_queue=5, max_client=2, max_seconds=10)
     queue.submit("a", None, blocker)

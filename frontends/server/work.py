@@ -234,17 +234,31 @@ class WorkQueue:
             return job
 
     def _work(self) -> None:
-        """A worker thread: run jobs until the queue is closed."""
+        """A worker thread: run jobs until the queue is closed.
+
+        A job's share (its client's count, its game) is freed *before* its
+        answer is handed over, so a client that sends its next request as soon
+        as the last one is answered never finds its own game still busy.
+        """
         while (job := self._next()) is not None:
             t0 = time.monotonic()
+            run = job.future.set_running_or_notify_cancel()
+            result: Any = None
+            error: Exception | None = None
             try:
-                if job.future.set_running_or_notify_cancel():
+                if run:
                     try:
-                        job.future.set_result(job.fn())
+                        result = job.fn()
                     except Exception as e:  # handed to the request, which answers it
-                        job.future.set_exception(e)
+                        error = e
             finally:
                 with self._cv:
                     self._running -= 1
                     self._release(job)
                     self._mean = 0.8 * self._mean + 0.2 * (time.monotonic() - t0)
+            if not run:
+                continue
+            if error is not None:
+                job.future.set_exception(error)
+            else:
+                job.future.set_result(result)
