@@ -419,3 +419,49 @@ def policy_network(
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
     return net
+
+
+#: The metadata that must agree for networks to be averaged: the table and what the network reads.
+_AVERAGE_MUST_MATCH = ("num_players", "rules_hash", "obs_version")
+
+
+def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPolicy:
+    """The networks' weights averaged layer by layer: a "model soup" (Wortsman et al., ICML 2022).
+
+    It is meaningful only for networks fine-tuned from one start, whose hidden
+    units still line up; networks trained apart average to noise. A
+    ``ValueError`` naming the first network (by ``names``) whose layer shapes,
+    activation, table, rules or observation layout differ from the first's.
+    The result is deterministic; its metadata is the first's, its ``step`` and
+    ``run`` replaced by ``averaged``: the names.
+    """
+    if len(nets) < 2 or len(names) != len(nets):
+        raise ValueError(f"averaging needs two networks at least, got {len(nets)}")
+    first, shapes = nets[0], [w.shape for w, _ in nets[0].layers]
+    for net, name in zip(nets[1:], names[1:], strict=True):
+        theirs = [w.shape for w, _ in net.layers]
+        if theirs != shapes or net.activation != first.activation:
+            raise ValueError(
+                f"{name}: layers {_sizes(net)} ({net.activation}) differ from {names[0]}'s "
+                f"{_sizes(first)} ({first.activation}); only networks of one shape can be averaged"
+            )
+        for key in _AVERAGE_MUST_MATCH:
+            if net.meta.get(key) != first.meta.get(key):
+                raise ValueError(
+                    f"{name}: {key} {net.meta.get(key)!r} differs from {names[0]}'s {first.meta.get(key)!r}"
+                )
+    layers = [
+        (
+            np.mean([net.layers[i][0] for net in nets], axis=0).T,
+            np.mean([net.layers[i][1] for net in nets], axis=0),
+        )
+        for i in range(len(shapes))
+    ]
+    meta = {k: v for k, v in first.meta.items() if k not in ("step", "run", "generation")}
+    meta["averaged"] = list(names)
+    return MLPPolicy(layers, activation=first.activation, meta=meta, name="average")
+
+
+def _sizes(net: MLPPolicy) -> str:
+    """A network's layer sizes, inputs first: ``338-256-256-540``."""
+    return "-".join(str(n) for n in [net.obs_size, *(b.shape[0] for _, b in net.layers)])

@@ -127,6 +127,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.exploit_cmd",
     "tonk_cli.improve_cmd",
     "tonk_cli.clone_cmd",
+    "tonk_cli.average_cmd",
     "tonk_cli.zoo_cmd",
     "tonk_cli.belief_cmd",
     "tonk_cli.luck_cmd",
