@@ -157,6 +157,11 @@ class MLPPolicy:
         return self.layers[0][0].shape[0]
 
     @property
+    def sizes(self) -> list[int]:
+        """The layer sizes, inputs first: ``[338, 256, 256, 540]``."""
+        return [self.obs_size, *(b.shape[0] for _, b in self.layers)]
+
+    @property
     def num_actions(self) -> int:
         """Number of logits (the action table size)."""
         return self.layers[-1][0].shape[1]
@@ -442,8 +447,8 @@ def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPoli
         theirs = [w.shape for w, _ in net.layers]
         if theirs != shapes or net.activation != first.activation:
             raise ValueError(
-                f"{name}: layers {_sizes(net)} ({net.activation}) differ from {names[0]}'s "
-                f"{_sizes(first)} ({first.activation}); only networks of one shape can be averaged"
+                f"{name}: layers {_dashed(net.sizes)} ({net.activation}) differ from {names[0]}'s "
+                f"{_dashed(first.sizes)} ({first.activation}); only networks of one shape can be averaged"
             )
         for key in _AVERAGE_MUST_MATCH:
             if net.meta.get(key) != first.meta.get(key):
@@ -462,6 +467,6 @@ def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPoli
     return MLPPolicy(layers, activation=first.activation, meta=meta, name="average")
 
 
-def _sizes(net: MLPPolicy) -> str:
-    """A network's layer sizes, inputs first: ``338-256-256-540``."""
-    return "-".join(str(n) for n in [net.obs_size, *(b.shape[0] for _, b in net.layers)])
+def _dashed(sizes: Sequence[int]) -> str:
+    """Layer sizes as one word: ``338-256-256-540``."""
+    return "-".join(map(str, sizes))

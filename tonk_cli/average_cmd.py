@@ -24,7 +24,7 @@ def cmd_average(args: argparse.Namespace) -> int:
     nets = [policy_network(spec, what=f"network {spec!r}", seed=0) for spec in args.networks]
     average = average_networks(nets, args.networks)
     average.save_npz(out)
-    sizes = "-".join(str(n) for n in [average.obs_size, *(b.shape[0] for _, b in average.layers)])
+    sizes = "-".join(map(str, average.sizes))
     print(
         f"averaged {len(nets)} networks ({sizes}, {average.activation}); wrote {out} (play it as npz:{out})"
     )

@@ -203,7 +203,7 @@ def add_entry(
         "obs_version": meta["obs_version"],
         "network": {
             "activation": policy.activation,
-            "sizes": [policy.obs_size, *(b.shape[0] for _, b in policy.layers)],
+            "sizes": policy.sizes,
         },
         "source": {
             "run": str(run),
