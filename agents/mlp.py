@@ -162,6 +162,11 @@ class MLPPolicy:
         return [self.obs_size, *(b.shape[0] for _, b in self.layers)]
 
     @property
+    def sizes_text(self) -> str:
+        """The layer sizes as one word: ``338-256-256-540``."""
+        return "-".join(map(str, self.sizes))
+
+    @property
     def num_actions(self) -> int:
         """Number of logits (the action table size)."""
         return self.layers[-1][0].shape[1]
@@ -447,8 +452,8 @@ def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPoli
         theirs = [w.shape for w, _ in net.layers]
         if theirs != shapes or net.activation != first.activation:
             raise ValueError(
-                f"{name}: layers {_dashed(net.sizes)} ({net.activation}) differ from {names[0]}'s "
-                f"{_dashed(first.sizes)} ({first.activation}); only networks of one shape can be averaged"
+                f"{name}: layers {net.sizes_text} ({net.activation}) differ from {names[0]}'s "
+                f"{first.sizes_text} ({first.activation}); only networks of one shape can be averaged"
             )
         for key in _AVERAGE_MUST_MATCH:
             if net.meta.get(key) != first.meta.get(key):
@@ -465,8 +470,3 @@ def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPoli
     meta = {k: v for k, v in first.meta.items() if k not in ("step", "run", "generation")}
     meta["averaged"] = list(names)
     return MLPPolicy(layers, activation=first.activation, meta=meta, name="average")
-
-
-def _dashed(sizes: Sequence[int]) -> str:
-    """Layer sizes as one word: ``338-256-256-540``."""
-    return "-".join(map(str, sizes))

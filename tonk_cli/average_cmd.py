@@ -24,9 +24,9 @@ def cmd_average(args: argparse.Namespace) -> int:
     nets = [policy_network(spec, what=f"network {spec!r}", seed=0) for spec in args.networks]
     average = average_networks(nets, args.networks)
     average.save_npz(out)
-    sizes = "-".join(map(str, average.sizes))
     print(
-        f"averaged {len(nets)} networks ({sizes}, {average.activation}); wrote {out} (play it as npz:{out})"
+        f"averaged {len(nets)} networks ({average.sizes_text}, {average.activation}); "
+        f"wrote {out} (play it as npz:{out})"
     )
     return 0
 
