@@ -470,3 +470,35 @@ def average_networks(nets: Sequence[MLPPolicy], names: Sequence[str]) -> MLPPoli
     meta = {k: v for k, v in first.meta.items() if k not in ("step", "run", "generation")}
     meta["averaged"] = list(names)
     return MLPPolicy(layers, activation=first.activation, meta=meta, name="average")
+
+
+def widen_network(net: MLPPolicy, width: int, name: str, seed: int = 0) -> MLPPolicy:
+    """``net`` with every hidden layer grown to ``width`` units and its function kept exactly.
+
+    Each new unit takes random incoming weights (normal, standard deviation
+    1/sqrt(fan-in); bias 0) and gives out zero weights, so the logits are
+    ``net``'s for every observation while training can grow the new units
+    (function-preserving widening, as in Net2Net: Chen, Goodfellow & Shlens,
+    ICLR 2016). Same inputs and ``seed`` give the same weights. A ``ValueError``
+    naming ``name`` if ``width`` is below a hidden layer's size or there is no
+    hidden layer. The metadata is ``net``'s, ``widened`` added: the name and
+    the old sizes.
+    """
+    hidden = net.sizes[1:-1]
+    if not hidden:
+        raise ValueError(f"{name}: layers {net.sizes_text} have no hidden layer to widen")
+    if width < max(hidden):
+        raise ValueError(
+            f"{name}: width {width} is below its hidden layers' {net.sizes_text}; it only widens"
+        )
+    rng = np.random.default_rng(seed)
+    layers = [(w.copy(), b.copy()) for w, b in net.layers]  # (in, out)
+    for i in range(len(layers) - 1):
+        (w, b), (w_next, b_next) = layers[i], layers[i + 1]
+        extra = width - w.shape[1]
+        new_in = rng.normal(0.0, 1.0 / np.sqrt(w.shape[0]), size=(w.shape[0], extra)).astype(np.float32)
+        layers[i] = (np.hstack([w, new_in]), np.concatenate([b, np.zeros(extra, np.float32)]))
+        layers[i + 1] = (np.vstack([w_next, np.zeros((extra, w_next.shape[1]), np.float32)]), b_next)
+    meta = {k: v for k, v in net.meta.items() if k != "widened"}
+    meta["widened"] = {"from": name, "sizes": net.sizes}
+    return MLPPolicy([(w.T, b) for w, b in layers], activation=net.activation, meta=meta, name="widened")

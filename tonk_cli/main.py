@@ -128,6 +128,7 @@ SUBCOMMAND_MODULES = (
     "tonk_cli.improve_cmd",
     "tonk_cli.clone_cmd",
     "tonk_cli.average_cmd",
+    "tonk_cli.widen_cmd",
     "tonk_cli.zoo_cmd",
     "tonk_cli.belief_cmd",
     "tonk_cli.luck_cmd",
