@@ -252,6 +252,10 @@ def test_init_from_a_network_copies_its_layers_and_refuses_misfits(
     capsys.readouterr()
     assert main([*args, "init_from=zoo:2p", "--no-progress"]) == 2  # quick's net.pi is [128, 128]
     assert "its hidden layers are [256, 256]; set net.pi to them" in capsys.readouterr().err
+    assert main([*args, "init_from=zoo:2p", "net.pi=[512,512]", "--no-progress"]) == 2
+    assert (
+        "(the run has [512, 512]), or grow it with tonk widen zoo:2p --width 512" in capsys.readouterr().err
+    )
     assert main([*args, "init_from=zoo:2p", "net.pi=[256,256]", "net.activation=relu", "--no-progress"]) == 2
     assert "its activation is tanh; set net.activation to it" in capsys.readouterr().err
     assert main([*args, "init_from=zoo:3p", "net.pi=[256,256]", "--no-progress"]) == 2

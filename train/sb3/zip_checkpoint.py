@@ -229,8 +229,12 @@ def init_from_network(model: Any, spec: str, rules: TonkRules, num_players: int)
     hidden = [w.shape[1] for w, _ in net.layers[:-1]]
     want = [int(state[f"{n}.weight"].shape[0]) for n in names[:-1]]
     if hidden != want:
+        grow = len(hidden) == len(want) and all(h <= w for h, w in zip(hidden, want, strict=True))
+        hint = (
+            f", or grow it with tonk widen {spec} --width {max(want)}" if grow and len(set(want)) == 1 else ""
+        )
         raise ValueError(
-            f"init_from {spec}: its hidden layers are {hidden}; set net.pi to them (the run has {want})"
+            f"init_from {spec}: its hidden layers are {hidden}; set net.pi to them (the run has {want}){hint}"
         )
     activation = getattr(model.policy, "activation_fn", None)
     if activation is not None and activation.__name__.lower() != net.activation:
