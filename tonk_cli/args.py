@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from tonk_env.engine.numbers import MAX_SEED, parse_float, parse_int
 from tonk_env.runtime import MAX_HANDS, MAX_WORKERS
@@ -76,6 +77,16 @@ def mix(items: list[str] | None) -> dict[str, float] | None:
                 f"--mix {_shown(item)}: need SPEC=WEIGHT with a positive weight, e.g. heuristic:expert=2"
             )
         out[spec] = w
+    return out
+
+
+def npz_out(text: str) -> Path:
+    """The ``--out`` file of a command writing a network (``ValueError`` unless a ``.npz`` in a folder)."""
+    out = Path(text)
+    if out.suffix != ".npz":
+        raise ValueError(f"--out {text}: the file must end in .npz")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {text}: no folder {out.parent}")
     return out
 
 

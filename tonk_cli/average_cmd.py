@@ -7,7 +7,8 @@ module parses the flags, loads the networks and writes the ``.npz``.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from .args import npz_out
 
 
 def cmd_average(args: argparse.Namespace) -> int:
@@ -16,11 +17,7 @@ def cmd_average(args: argparse.Namespace) -> int:
 
     if len(args.networks) < 2:
         raise ValueError(f"two networks at least are needed, got {len(args.networks)}: {args.networks[0]}")
-    out = Path(args.out)
-    if out.suffix != ".npz":
-        raise ValueError(f"--out {args.out}: the file must end in .npz")
-    if not out.parent.is_dir():
-        raise ValueError(f"--out {args.out}: no folder {out.parent}")
+    out = npz_out(args.out)
     nets = [policy_network(spec, what=f"network {spec!r}", seed=0) for spec in args.networks]
     average = average_networks(nets, args.networks)
     average.save_npz(out)

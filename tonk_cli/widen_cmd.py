@@ -9,20 +9,16 @@ and writes the ``.npz``. Train on from it with ``init_from=npz:FILE`` and
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from . import args as _args
+from .args import npz_out
 
 
 def cmd_widen(args: argparse.Namespace) -> int:
     """Widen the network and write the result."""
     from agents.mlp import policy_network, widen_network
 
-    out = Path(args.out)
-    if out.suffix != ".npz":
-        raise ValueError(f"--out {args.out}: the file must end in .npz")
-    if not out.parent.is_dir():
-        raise ValueError(f"--out {args.out}: no folder {out.parent}")
-    if args.width < 1:
-        raise ValueError(f"--width {args.width}: must be a positive number of units")
+    out = npz_out(args.out)
     net = policy_network(args.network, what=f"network {args.network!r}", seed=0)
     wide = widen_network(net, args.width, args.network, seed=args.seed)
     wide.save_npz(out)
@@ -45,7 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(function-preserving widening, Net2Net). Same network and --seed give the same file.",
     )
     p.add_argument("network", metavar="SPEC", help="the network to widen")
-    p.add_argument("--width", type=int, required=True, help="units of every hidden layer afterwards")
-    p.add_argument("--seed", type=int, default=0, help="seed of the new units' incoming weights (default 0)")
+    p.add_argument(
+        "--width", type=_args.count(1, 65536), required=True, help="units of every hidden layer afterwards"
+    )
+    p.add_argument(
+        "--seed", type=_args.seed, default=0, help="seed of the new units' incoming weights (default 0)"
+    )
     p.add_argument("--out", required=True, help="the .npz to write (with its .sha256)")
     p.set_defaults(func=cmd_widen)
