@@ -59,24 +59,21 @@ def test_narrowing_is_refused_by_name(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"),
+    ("spec", "extra", "message"),
     [
-        (["--width", "0"], "argument --width: '0' is out of range; allowed: 1..65,536"),
-        (["--width", "8", "--out", "wide.txt"], "--out"),
-        (["--width", "8", "--net", "nonsense:x"], "network 'nonsense:x': unknown agent kind"),
+        (None, ["--width", "0"], "argument --width: '0' is out of range; allowed: 1..65,536"),
+        (None, ["--width", "8", "--out", "wide.txt"], "--out"),
+        ("nonsense:x", ["--width", "8"], "network 'nonsense:x': unknown agent kind"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str | None, extra: list[str], message: str
 ) -> None:
-    net = tiny_net(tmp_path / "n.npz", hidden=16)
-    if "--net" in extra:
-        i = extra.index("--net")
-        net, extra = extra[i + 1], extra[:i]
+    spec = spec or tiny_net(tmp_path / "n.npz", hidden=16)
     if "--out" not in extra:
         extra = [*extra, "--out", "wide.npz"]
     extra = [str(tmp_path / x) if x.startswith("wide.") else x for x in extra]
-    assert main(["widen", net, *extra]) == 2
+    assert main(["widen", spec, *extra]) == 2
     *usage, err = capsys.readouterr().err.splitlines()  # argparse's own errors come after the usage line
     assert err.startswith("tonk widen: error: ") and message in err and len(usage) <= 1
     assert not (tmp_path / "wide.npz").exists() and not (tmp_path / "wide.txt").exists()

@@ -226,13 +226,12 @@ def init_from_network(model: Any, spec: str, rules: TonkRules, num_players: int)
         if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")
     ]
     names.append("action_net")
-    hidden = [w.shape[1] for w, _ in net.layers[:-1]]
+    hidden = net.sizes[1:-1]
     want = [int(state[f"{n}.weight"].shape[0]) for n in names[:-1]]
     if hidden != want:
-        grow = len(hidden) == len(want) and all(h <= w for h, w in zip(hidden, want, strict=True))
-        hint = (
-            f", or grow it with tonk widen {spec} --width {max(want)}" if grow and len(set(want)) == 1 else ""
-        )
+        # tonk widen's case: as many layers, each no wider than the run's one width
+        widens = len(hidden) == len(want) and len(set(want)) == 1 and max(hidden) <= want[0]
+        hint = f", or grow it with tonk widen {spec} --width {want[0]}" if widens else ""
         raise ValueError(
             f"init_from {spec}: its hidden layers are {hidden}; set net.pi to them (the run has {want}){hint}"
         )
