@@ -19,7 +19,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from tonk_env.obs import OBS_VERSION
+from tonk_env.obs import OBS_VERSION, OLDEST_LOADABLE
 from tonk_env.safe_arrays import check_zip_sizes, read_member
 
 __all__ = [
@@ -66,8 +66,11 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return found[0][1] if found else None
 
 
-def read_meta(path: Path) -> dict[str, Any]:
-    """Read and check ``tonk_meta.json``; raise ``ValueError`` naming the file and the problem."""
+def read_meta(path: Path, older: bool = False) -> dict[str, Any]:
+    """Read and check ``tonk_meta.json``; raise ``ValueError`` naming the file and the problem.
+
+    ``older``: also accept an older observation layout (to play the network, not to resume it).
+    """
     try:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
@@ -83,20 +86,23 @@ def read_meta(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: unreadable ({type(e).__name__}: {e})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: {META_NAME} is not valid JSON ({e})") from None
-    return check_meta(f"{path}: {META_NAME}", meta, FORMAT)
+    return check_meta(f"{path}: {META_NAME}", meta, FORMAT, older)
 
 
-def check_meta(label: str, meta: Any, fmt: str) -> dict[str, Any]:
+def check_meta(label: str, meta: Any, fmt: str, older: bool = False) -> dict[str, Any]:
     """A checkpoint's metadata, checked: an object of format ``fmt`` and this observation layout.
 
-    ``ValueError`` starting with ``label`` (the file) otherwise; SB3 zips and RLlib
-    folders (:mod:`agents.rllib_agent`) check theirs here.
+    ``older``: a layout from ``OLDEST_LOADABLE`` on passes too (its network is read
+    through :func:`agents.mlp.upgrade_layout`). ``ValueError`` starting with ``label``
+    (the file) otherwise; SB3 zips and RLlib folders (:mod:`agents.rllib_agent`) check theirs here.
     """
     if not isinstance(meta, dict):
         raise ValueError(f"{label} holds a {type(meta).__name__}, not an object")
     if meta.get("format") != fmt:
         raise ValueError(f"{label}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
-    if meta.get("obs_version") != OBS_VERSION:
+    version = meta.get("obs_version")
+    readable = older and isinstance(version, int) and OLDEST_LOADABLE <= version <= OBS_VERSION
+    if version != OBS_VERSION and not readable:
         raise ValueError(
             f"{label}: trained with observation layout version {meta.get('obs_version')}, "
             f"this Tonk RL uses version {OBS_VERSION}; retrain or use a matching release"

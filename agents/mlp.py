@@ -21,7 +21,7 @@ import numpy as np
 
 from agents.registry import make_agent
 from tonk_env.engine import action_table
-from tonk_env.obs import OBS_VERSION, obs_layout
+from tonk_env.obs import OBS_VERSION, obs_layout, upgrade_inputs
 from tonk_env.safe_arrays import check_file_hash, load_npz, write_sha256_sidecar
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -158,12 +158,12 @@ class MLPPolicy:
 
     @property
     def sizes(self) -> list[int]:
-        """The layer sizes, inputs first: ``[338, 256, 256, 540]``."""
+        """The layer sizes, inputs first: ``[442, 256, 256, 540]``."""
         return [self.obs_size, *(b.shape[0] for _, b in self.layers)]
 
     @property
     def sizes_text(self) -> str:
-        """The layer sizes as one word: ``338-256-256-540``."""
+        """The layer sizes as one word: ``442-256-256-540``."""
         return "-".join(map(str, self.sizes))
 
     @property
@@ -273,6 +273,7 @@ class MLPPolicy:
         """Load a policy saved by :meth:`save_npz`, checked whole (``ValueError`` naming the file if bad)."""
         p = Path(path)
         meta, layers = read_npz(p)
+        layers = upgrade_layout(p, meta, layers)
         check_npz_meta(p, meta, layers)
         activation = meta.pop("activation", "tanh")
         return cls(layers, activation=activation, meta=meta, name=kwargs.pop("name", p.name), **kwargs)
@@ -311,6 +312,37 @@ def _parse_meta(path: Path, text: np.ndarray) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise ValueError(f"{path}: its metadata is {type(meta).__name__}, not a JSON object")
     return meta
+
+
+def upgrade_layout(
+    path: Path, meta: dict[str, Any], layers: list[tuple[np.ndarray, np.ndarray]]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers of a network saved for an older observation layout, read into this one.
+
+    Its first layer gets zero weights on the slices appended since
+    (:func:`tonk_env.obs.upgrade_inputs`), so it plays as it did; ``meta`` then
+    says this layout and keeps the saved one as ``obs_version_saved``. A network
+    of this layout is returned as it is; ``ValueError`` names the file when the
+    version or the input size does not fit. ``obs_size``, when ``meta`` has it, is updated.
+    """
+    version = meta.get("obs_version", OBS_VERSION)
+    if version == OBS_VERSION or not layers:
+        return layers
+    players = meta.get("num_players")
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 6:
+        raise ValueError(
+            f"{path}: saved for observation layout version {version!r} with num_players {players!r}; "
+            "an older layout is read only for a table of 2..6 players"
+        )
+    try:
+        first = upgrade_inputs(np.asarray(layers[0][0]), version, players)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    meta["obs_version_saved"] = version
+    meta["obs_version"] = OBS_VERSION
+    if "obs_size" in meta:
+        meta["obs_size"] = first.shape[1]
+    return [(first, layers[0][1]), *layers[1:]]
 
 
 def check_npz_meta(path: Path, meta: Mapping[str, Any], layers: Sequence[tuple[Any, Any]]) -> None:

@@ -22,7 +22,7 @@ from tonk_env.errors import torch_load_message
 from tonk_env.safe_arrays import check_zip_sizes, read_member
 
 from .checkpoint import read_meta, resolve_checkpoint
-from .mlp import MLPPolicy, layers_from_state_dict, parse_bool_param
+from .mlp import MLPPolicy, layers_from_state_dict, parse_bool_param, upgrade_layout
 
 __all__ = ["check_finite_state", "load_policy", "load_policy_state", "load_ppo_agent"]
 
@@ -30,7 +30,7 @@ __all__ = ["check_finite_state", "load_policy", "load_policy_state", "load_ppo_a
 def load_policy_state(path: str | Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """``(file, metadata, policy state dict)`` of a checkpoint; ``weights_only``: no pickled code runs."""
     p = resolve_checkpoint(path)
-    meta = read_meta(p)
+    meta = read_meta(p, older=True)
     try:
         with zipfile.ZipFile(p) as z:
             check_zip_sizes(z, str(p))
@@ -82,6 +82,7 @@ def load_policy(path: str | Path, deterministic: bool = True, seed: int | None =
         layers = layers_from_state_dict(state)
     except Exception as e:  # any failure here means a broken file
         raise ValueError(f"{p}: cannot read the policy weights ({e})") from None
+    layers = upgrade_layout(p, meta, layers)
     pol = MLPPolicy(
         layers,
         activation=meta.get("activation", "tanh"),

@@ -25,7 +25,7 @@ for the logits, then ``Where(Cast(mask, bool), logits, -1e9)`` and
 ``rules_hash``, ``num_players``, ``obs_version``, ``obs_size``,
 ``num_actions``, ``activation``, ``source`` (the agent spec exported),
 ``inputs``/``outputs`` and ``observation_slices`` (``[name, start, size]``).
-The observation layout is the engine's ``OBS_VERSION`` (3 in this release),
+The observation layout is the engine's ``OBS_VERSION`` (4 in this release),
 stored as ``obs_version``. The ``onnx:DIR`` agent (:mod:`agents.onnx_agent`)
 reads both files.
 """

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.checkpoint import FORMAT, check_meta
 from agents.mlp import MLPPolicy
 from agents.registry import make_agent
 from frontends.onnx_export import build_model, export_onnx
@@ -38,6 +39,40 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     p = tmp_path / "net.npz"
     MLPPolicy(_layers(), meta={"num_players": 2}).save_npz(p)
     assert make_agent(f"npz:{p}").obs_size == obs_layout(2).size
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_network_of_layout_version_3_loads_and_plays_as_it_did(tmp_path: Path, players: int) -> None:
+    lay = obs_layout(players)
+    old = lay["thrown"].start  # version 3 ended where version 4 appended thrown
+    (w0, b0), (w1, b1) = _layers(players)
+    layers = [(w0[:, :old].copy(), b0), (w1, b1)]
+    p = tmp_path / "v3.npz"
+    MLPPolicy(layers, meta={"num_players": players, "obs_version": 3, "obs_size": old}).save_npz(p)
+    agent = make_agent(f"npz:{p}")
+    assert agent.obs_size == lay.size and agent.meta["obs_size"] == lay.size
+    assert agent.meta["obs_version"] == 4 and agent.meta["obs_version_saved"] == 3
+    obs = np.random.default_rng(1).random((16, lay.size)).astype(np.float32)
+    v3 = MLPPolicy(layers)  # the old network on the old part of the tensor
+    np.testing.assert_allclose(agent.logits(obs), v3.logits(obs[:, :old]), rtol=1e-5, atol=1e-5)
+    bad = tmp_path / "v3_wrong.npz"
+    MLPPolicy([(w0, b0), (w1, b1)], meta={"num_players": players, "obs_version": 3}).save_npz(bad)
+    want = rf"^{bad}: {lay.size} inputs; a {players}-player observation of layout version 3 has {old}$"
+    with pytest.raises(ValueError, match=want):
+        make_agent(f"npz:{bad}")
+    no_table = tmp_path / "v3_no_table.npz"
+    MLPPolicy(layers, meta={"obs_version": 3}).save_npz(no_table)
+    with pytest.raises(ValueError, match=r"version 3 with num_players None; an older layout is read only"):
+        make_agent(f"npz:{no_table}")
+
+
+def test_a_checkpoint_of_an_older_layout_plays_but_does_not_resume() -> None:
+    meta = {"format": FORMAT, "obs_version": 3}
+    assert check_meta("old.zip", meta, FORMAT, older=True) is meta
+    with pytest.raises(ValueError, match=r"^old.zip: trained with observation layout version 3, this"):
+        check_meta("old.zip", meta, FORMAT)
+    with pytest.raises(ValueError, match="layout version 2"):
+        check_meta("older.zip", {"format": FORMAT, "obs_version": 2}, FORMAT, older=True)
 
 
 @pytest.mark.parametrize(
@@ -108,7 +143,7 @@ def test_the_cli_prints_a_message_not_a_traceback(tmp_path: Path, capsys: pytest
         ("activation", "activation 'sigmoid' in its metadata; known: tanh, relu"),
         ("activation_list", r"activation \[1\] in its metadata"),
         ("obs_version", "observation layout version 1"),
-        ("no_players_odd_inputs", r"the network takes 100 inputs; an observation has 338 \(2 players\)"),
+        ("no_players_odd_inputs", r"the network takes 100 inputs; an observation has 442 \(2 players\)"),
     ],
 )
 def test_bad_arrays_and_metadata_are_refused(tmp_path: Path, damage: str, message: str) -> None:
@@ -186,9 +221,9 @@ def test_a_good_onnx_export_loads(onnx_dir: Path) -> None:
         ("no_obs_size", "meta.json: missing obs_size"),
         ("no_players", "meta.json: missing num_players"),
         ("obs_size_text", "meta.json: obs_size 'abc'; need an int"),
-        ("obs_size_wrong", "meta.json: the network takes 10 inputs; a 2-player observation has 338"),
+        ("obs_size_wrong", "meta.json: the network takes 10 inputs; a 2-player observation has 442"),
         ("num_actions_wrong", "meta.json: the network gives 7 logits"),
-        ("other_model", r"model.onnx: input observation has shape \['batch', 448\]"),
+        ("other_model", r"model.onnx: input observation has shape \['batch', 604\]"),
         ("nan_weight", "model.onnx: its logits on a probe are not 540 finite numbers"),
         ("inf_last_weight", "model.onnx: its logits on a probe are not 540 finite numbers"),
     ],

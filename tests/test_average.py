@@ -36,7 +36,7 @@ def test_the_average_is_the_mean_of_the_weights_and_plays_as_npz(
 def test_networks_of_other_shapes_or_tables_are_refused_by_name(tmp_path: Path) -> None:
     a = policy_network(tiny_net(tmp_path / "a.npz"))
     wide = policy_network(tiny_net(tmp_path / "wide.npz", hidden=32))
-    with pytest.raises(ValueError, match=r"^wide: layers 338-32-540 \(tanh\) differ from a's 338-16-540"):
+    with pytest.raises(ValueError, match=r"^wide: layers 442-32-540 \(tanh\) differ from a's 442-16-540"):
         average_networks([a, wide], ["a", "wide"])
     other = MLPPolicy(a.layers_for_export(), meta={**a.meta, "rules_hash": "0000"})
     with pytest.raises(ValueError, match="^other: rules_hash '0000' differs from a's"):

@@ -23,13 +23,14 @@ from tonk_env.obs import (
     privileged_features,
     privileged_layout,
     privileged_size,
+    upgrade_inputs,
 )  # fmt: skip
 from tonk_env.odds import drop_win_chance, prob_count_above
 
 SLICES = [
     "hand", "top_discard", "discarded", "known", "spreads", "hand_sizes", "stock_size", "waits", "phase",
     "hand_count", "turn", "count_below", "opp_estimate", "opp_turns", "opp_discard", "opp_above", "drop_win",
-    "top_fits",
+    "top_fits", "thrown",
 ]  # fmt: skip
 
 
@@ -44,14 +45,14 @@ def test_obs_layout_slices_cover_the_tensor(n: int) -> None:
         assert sl.start == pos and sl.stop > sl.start and sl.step is None
         pos = sl.stop
     # tail: n hand sizes, n waits, stock, 2 phase, count, turn, 11 count_below, 4 x (n - 1) per opponent,
-    # drop_win, top_fits
-    assert pos == lay.size == 52 * (2 * n + 2) + 6 * n + 14
+    # drop_win, top_fits, n thrown masks
+    assert pos == lay.size == 52 * (3 * n + 2) + 6 * n + 14
     assert [(name, lay[name].start, lay[name].stop - lay[name].start) for name in SLICES] == lay.describe()
     sizes = {k: v.stop - v.start for k, v in lay.slices.items()}
-    assert sizes["known"] == 52 * (n - 1) and sizes["spreads"] == 52 * n
+    assert sizes["known"] == 52 * (n - 1) and sizes["spreads"] == sizes["thrown"] == 52 * n
     assert sizes["hand_sizes"] == sizes["waits"] == n and sizes["phase"] == 2
     assert lay.version == OBS_VERSION
-    assert (obs_layout(2).size, obs_layout(3).size, obs_layout(4).size) == (338, 448, 558)
+    assert (obs_layout(2).size, obs_layout(3).size, obs_layout(4).size) == (442, 604, 766)
 
 
 @settings(max_examples=40, deadline=None)
@@ -88,6 +89,10 @@ def test_observation_slices_match_the_state(s: GameState) -> None:
                 assert est[i] == pytest.approx(min(hand_value(s.hands[o]) / 50, (s.rules.hand_size + 1) / 5))
         np.testing.assert_allclose(parts["turn"], [s.turn / s.rules.max_turns], rtol=1e-6)
         _check_v3_features(s, seat, parts)
+        thrown = parts["thrown"].reshape(n, 52)
+        for k, o in enumerate(order):
+            threw = {a - DISCARD for p, a in s.history if p == o and DISCARD <= a < DISCARD + 52}
+            assert np.flatnonzero(thrown[k]).tolist() == sorted(threw)
         buf = np.full(lay.size, -1, dtype=np.float32)
         assert observation(s, seat, out=buf) is buf
         np.testing.assert_array_equal(buf, obs)
@@ -171,3 +176,32 @@ def test_privileged_layout_names_the_hidden_features(n: int) -> None:
         hand = f[lay["opp_hands"]][52 * (i - 1) : 52 * i]
         assert np.flatnonzero(hand).tolist() == [c for c in range(52) if s.hands[(1 + i) % n] >> c & 1]
     assert f[lay["next_stock"]].tolist() == [float(c == s.stock[-1]) for c in range(52)]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_upgrade_inputs_gives_an_old_network_zero_weights_on_the_appended_slices(n: int) -> None:
+    lay = obs_layout(n)
+    old_size = lay.size - 52 * n  # version 3: no thrown masks
+    rng = np.random.default_rng(n)
+    w = rng.standard_normal((7, old_size)).astype(np.float32)
+    up = upgrade_inputs(w, 3, n)
+    assert up.shape == (7, lay.size) and up.dtype == np.float32
+    assert not up[:, lay["thrown"]].any()
+    obs = rng.random(lay.size).astype(np.float32)
+    np.testing.assert_allclose(up @ obs, w @ obs[:old_size], rtol=1e-5)
+    same = upgrade_inputs(up, OBS_VERSION, n)
+    assert same is not up and np.array_equal(same, up)
+
+
+@pytest.mark.parametrize(
+    ("version", "size", "match"),
+    [
+        (2, 338, r"^observation layout version 2; this Tonk RL reads versions 3 to 4$"),
+        (5, 338, r"^observation layout version 5; this Tonk RL reads versions 3 to 4$"),
+        ("3", 338, r"^observation layout version '3'; this Tonk RL reads"),
+        (3, 442, r"^442 inputs; a 2-player observation of layout version 3 has 338$"),
+    ],
+)
+def test_upgrade_inputs_refuses_what_it_cannot_read(version: object, size: int, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        upgrade_inputs(np.zeros((4, size), np.float32), version, 2)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from eval.duplicate import evaluate
 from tonk_env.agent import Agent, FunctionAgent, RandomPolicy, act_batch, as_agent
 from tonk_env.engine import IllegalActionError, SeatInfo, make_rules, new_game
 from tonk_env.engine.state import OVER
-from tonk_env.obs import LazyObs
+from tonk_env.obs import LazyObs, obs_layout
 from tonk_env.play import decide, play, start_hand
 from tonk_env.single import TonkSingleAgentEnv
 
@@ -111,15 +111,16 @@ def test_fixed_seeds_give_the_results_they_gave_before_the_one_loop() -> None:
         assert a.pop("label") == a["spec"]
     assert _digest(out) == "9dcf711a46dc157cd99f91bdf3e545ff6eaaccccca526d496baf40d725afef94"
     env = TonkSingleAgentEnv(3, learner_seat="random", dealer="random")
+    v3 = obs_layout(3)["thrown"].start  # the digest was recorded on layout version 3, which ended there
     h = hashlib.sha256()
     rng = np.random.default_rng(0)
     for k in range(60):
         o, _ = env.reset(seed=k)
-        h.update(o.tobytes())
+        h.update(o[:v3].tobytes())
         done = False
         while not done:
             legal = np.flatnonzero(env.action_masks())
             o, reward, done, _, _ = env.step(int(legal[rng.integers(len(legal))]))
-            h.update(o.tobytes())
+            h.update(o[:v3].tobytes())
             h.update(repr(reward).encode())
     assert h.hexdigest() == "0343e75811cf443914a0d336ebf418523bdac4997e488f6842379117791dd390"

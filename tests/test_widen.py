@@ -32,12 +32,12 @@ def test_the_wider_network_has_the_same_logits_and_plays_as_npz(
     out = tmp_path / "wide.npz"
     assert main(["widen", f"npz:{src}", "--width", "24", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "338-16-8-540 to 338-24-24-540" in printed and "'net.pi=[24, 24]'" in printed
+    assert "442-16-8-540 to 442-24-24-540" in printed and "'net.pi=[24, 24]'" in printed
     net, wide = policy_network(f"npz:{src}"), policy_network(f"npz:{out}")
-    assert wide.sizes == [338, 24, 24, 540] and Path(f"{out}.sha256").exists()
+    assert wide.sizes == [442, 24, 24, 540] and Path(f"{out}.sha256").exists()
     obs = np.random.default_rng(0).random((64, net.obs_size)).astype(np.float32)
     np.testing.assert_allclose(wide.logits(obs), net.logits(obs), rtol=1e-5, atol=1e-5)
-    assert wide.meta["widened"] == {"from": f"npz:{src}", "sizes": [338, 16, 8, 540]}
+    assert wide.meta["widened"] == {"from": f"npz:{src}", "sizes": [442, 16, 8, 540]}
     assert wide.meta["num_players"] == 2 and wide.meta["rules_hash"] == net.meta["rules_hash"]
     w1, w2 = wide.layers[1][0], wide.layers[2][0]  # (in, out)
     assert not np.allclose(w1[:16, 8:], 0)  # the new units read the old ones: they can grow
@@ -52,10 +52,10 @@ def test_the_wider_network_has_the_same_logits_and_plays_as_npz(
 
 def test_narrowing_is_refused_by_name(tmp_path: Path) -> None:
     net = _two_hidden(tmp_path / "n.npz")
-    with pytest.raises(ValueError, match=r"^net: width 12 is below its hidden layers' 338-16-8-540"):
+    with pytest.raises(ValueError, match=r"^net: width 12 is below its hidden layers' 442-16-8-540"):
         widen_network(net, 12, "net")
     same = widen_network(net, 16, "net")  # the widest layer's size: only the narrower one grows
-    assert same.sizes == [338, 16, 16, 540]
+    assert same.sizes == [442, 16, 16, 540]
 
 
 @pytest.mark.parametrize(

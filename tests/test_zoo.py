@@ -25,7 +25,7 @@ from tonk_cli.workflows import pipeline
 from tonk_cli.workflows.common import evaluate_one_seat
 from tonk_cli.workflows.zoo import add_entry
 from tonk_env.engine import is_over, make_rules, new_game
-from tonk_env.obs import OBS_VERSION
+from tonk_env.obs import OBS_VERSION, OLDEST_LOADABLE
 from tonk_env.play import play, start_hand
 from train.config import config_from_dict
 
@@ -190,7 +190,8 @@ def test_a_shipped_agent_loads_fits_its_card_and_plays_legal_moves(name: str) ->
     agent = load_zoo_agent(name, seed=0, folder=SHIPPED_ZOO)
     rules = make_rules(card["rules"], **card["rule_options"])
     assert rules.hash == card["rules_hash"] == agent.meta["rules_hash"]
-    assert card["num_players"] == agent.meta["num_players"] and card["obs_version"] == OBS_VERSION
+    assert card["num_players"] == agent.meta["num_players"] and agent.meta["obs_version"] == OBS_VERSION
+    assert OLDEST_LOADABLE <= card["obs_version"] <= OBS_VERSION  # an older card's network is upgraded
     n = card["num_players"]
     for deal in range(5):
         seats = [agent, *(make_agent("heuristic:greedy", seed=s) for s in range(n - 1))]

@@ -10,7 +10,7 @@
 | Agents             | 2 to 6 (best with 2 to 4)                              |
 | Action Shape       | Discrete(540) (580 with `ace_high`)                    |
 | Action Values      | 0 .. 539 (0 .. 579 with `ace_high`)                    |
-| Observation Shape  | (52 * (2n + 2) + 6n + 14,): 338 for 2 players, 448 for 3, 558 for 4 |
+| Observation Shape  | (52 * (3n + 2) + 6n + 14,): 442 for 2 players, 604 for 3, 766 for 4 |
 | Observation Values | [0, 1], except `hand_count` and `opp_estimate` in [0, (hand_size + 1) * 10 / 50] |
 
 Tonk (Tunk) is a knock-rummy for 2 to 6 players: draw or take the top
@@ -60,6 +60,7 @@ offset 0 is the observer), and `'action_mask'` the legal actions.
 | `opp_above`   | n-1        | per opponent: P(its count is above mine), opponent model of `tonk_env.odds` |
 | `drop_win`    | 1          | P(a drop by me now wins): the product of `opp_above`     |
 | `top_fits`    | 1          | 1 if the top discard makes a spread with my hand or hits the table |
+| `thrown`      | n*52       | per seat: every card it discarded                        |
 
 `tonk_env.obs.obs_layout(n)` names the slices in code; `tonk_env/obs.py`
 documents each one.

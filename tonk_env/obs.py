@@ -36,9 +36,11 @@ slice              size        content
                                no more than I do)
 ``top_fits``       1           1 if the top discard makes a spread with my hand
                                or hits a spread on the table
+``thrown``         n*52        per seat (offset 0..n-1): every card it discarded
+                               (taken back from the pile or not)
 =================  ==========  =================================================
 
-Size: ``52 * (2n + 2) + 6n + 14`` (2 players: 338, 3: 448, 4: 558).
+Size: ``52 * (3n + 2) + 6n + 14`` (2 players: 442, 3: 604, 4: 766).
 ``hand_count`` and ``opp_estimate`` can exceed 1 (up to
 ``(hand_size + 1) * 10 / 50``: 1.2 with five cards, 1.6 with seven);
 :func:`observation_bounds` gives the bounds of every entry.
@@ -52,8 +54,16 @@ decision's inputs explicit (version 1 agents never learned to drop). Version
 3 added ``opp_turns`` to ``top_fits``: what the hand-written agents read to
 decide a drop (how long each opponent has been shedding, what it last threw,
 the modelled odds of the drop) and a take (whether the top card fits), which
-a network otherwise has to rebuild from the card masks. ``OBS_VERSION``
-changes whenever this layout changes; checkpoints record it.
+a network otherwise has to rebuild from the card masks. Version 4 added
+``thrown``: who discarded which card (``discarded`` does not say), so a
+network can read what each opponent let go and, with two players, which of
+my discards the opponent passed on. ``OBS_VERSION`` changes whenever this
+layout changes; checkpoints record it.
+
+A network saved for an older layout still loads (:func:`upgrade_inputs`):
+every layout so far only appended slices, so the old network reads the new
+tensor through zero weights on the appended slices and plays exactly as it
+did.
 
 Agents receive a seat's observation as a mapping with the keys
 :data:`OBS_KEYS`; :class:`LazyObs` computes each entry on first access.
@@ -90,7 +100,12 @@ from .engine.rules import TonkRules
 from .engine.state import OVER, PLAY, START, GameState, legal_actions, legal_mask
 from .odds import above_chance
 
-OBS_VERSION = 3
+OBS_VERSION = 4
+
+#: The slices each layout version appended, by version (see :func:`upgrade_inputs`).
+APPENDED: dict[int, tuple[str, ...]] = {4: ("thrown",)}
+#: The oldest layout version a saved network may have and still load.
+OLDEST_LOADABLE = 3
 
 #: Thresholds of the ``count_below`` thermometer.
 COUNT_THRESHOLDS = (3, 5, 7, 9, 11, 13, 15, 18, 21, 25, 30)
@@ -122,6 +137,7 @@ class ObsLayout:
             ("opp_above", n - 1),
             ("drop_win", 1),
             ("top_fits", 1),
+            ("thrown", n * 52),
         ]
         self.slices: dict[str, slice] = {}
         pos = 0
@@ -213,11 +229,13 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     # opp_turns, opp_discard: one pass over the public history
     adds = [0] * n
     last = [0] * n
+    thrown = [0] * n
     for p, a in s.history:
         if a <= TAKE:
             adds[p] += a > 0
         elif a < DISCARD + 52:
             last[p] = VALUES[a - DISCARD]
+            thrown[p] |= 1 << (a - DISCARD)
     tail += [(adds[o] if adds[o] < 20 else 20) * 0.05 for o in order[1:]]
     tail += [last[o] * 0.1 for o in order[1:]]
     # opp_above, drop_win: the selection model's table
@@ -236,7 +254,41 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
         ):
             fits = 1.0
     tail.append(fits)
-    out[nb:] = tail
+    end = nb + len(tail)
+    out[nb:end] = tail
+    unpack_masks([thrown[o] for o in order], out[end:])
+    return out
+
+
+def upgrade_inputs(weights: np.ndarray, version: int, num_players: int) -> np.ndarray:
+    """A first layer's weights ``(units, inputs)`` for layout ``version``, widened to this layout.
+
+    The slices appended since ``version`` get zero weights, so the network's
+    outputs on the new tensor are its outputs on the old one. ``ValueError``
+    names the version when it is newer than this layout or older than
+    :data:`OLDEST_LOADABLE`, or when ``inputs`` is not that version's size.
+    """
+    if (
+        isinstance(version, bool)
+        or not isinstance(version, int)
+        or not OLDEST_LOADABLE <= version <= OBS_VERSION
+    ):
+        raise ValueError(
+            f"observation layout version {version!r}; this Tonk RL reads versions "
+            f"{OLDEST_LOADABLE} to {OBS_VERSION}"
+        )
+    lay = obs_layout(num_players)
+    added = [lay[name] for v in range(version + 1, OBS_VERSION + 1) for name in APPENDED[v]]
+    keep = np.ones(lay.size, dtype=bool)
+    for sl in added:
+        keep[sl] = False
+    if weights.shape[1] != int(keep.sum()):
+        raise ValueError(
+            f"{weights.shape[1]} inputs; a {num_players}-player observation of layout version "
+            f"{version} has {int(keep.sum())}"
+        )
+    out = np.zeros((weights.shape[0], lay.size), dtype=weights.dtype)
+    out[:, keep] = weights
     return out
 
 

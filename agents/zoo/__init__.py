@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.mlp import MLPPolicy, parse_bool_param
-from tonk_env.obs import OBS_VERSION
+from tonk_env.obs import OBS_VERSION, OLDEST_LOADABLE
 
 from .card import FORMAT, check_card, headline, render_markdown
 
@@ -113,15 +113,17 @@ def file_sha256(path: Path) -> str:
 
 def check_fit(card: Mapping[str, Any], meta: Mapping[str, Any], where: str) -> None:
     """Raise ``ValueError`` unless a network's metadata agree with its card and this Tonk RL."""
-    if card["obs_version"] != OBS_VERSION:
+    if not OLDEST_LOADABLE <= card["obs_version"] <= OBS_VERSION:
         raise ValueError(
             f"{where}: its card says observation layout version {card['obs_version']}, "
-            f"this Tonk RL uses version {OBS_VERSION}; refresh the entry (tonk zoo add)"
+            f"this Tonk RL reads versions {OLDEST_LOADABLE} to {OBS_VERSION}; "
+            "refresh the entry (tonk zoo add)"
         )
+    saved = {**meta, "obs_version": meta.get("obs_version_saved", meta.get("obs_version"))}
     for key in ("num_players", "rules_hash", "obs_version"):
-        if meta.get(key) != card[key]:
+        if saved.get(key) != card[key]:
             raise ValueError(
-                f"{where}: the network's {key} is {meta.get(key)!r}, its card says {card[key]!r}"
+                f"{where}: the network's {key} is {saved.get(key)!r}, its card says {card[key]!r}"
             )
 
 

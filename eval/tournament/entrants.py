@@ -92,7 +92,8 @@ def entrant_info(spec: str) -> EntrantInfo:
     fp = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
     meta: dict[str, Any] = {}
     if sp.kind == "ppo" or p.suffix == ".zip":
-        meta = read_meta(p)  # a wrong or outdated checkpoint fails here, before any match is played
+        # a wrong or outdated checkpoint fails here, before any match is played
+        meta = read_meta(p, older=True)
     elif p.suffix == ".npz":
         meta = _npz_meta(spec, p)
     step = meta.get("step")

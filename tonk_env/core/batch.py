@@ -75,6 +75,7 @@ from .layout import (
     C_SPMASK,
     C_SPOWNER,
     C_TAKEN,
+    C_THROWN,
     C_TURN,
     C_WAITS,
     END_DETAILS,
@@ -426,6 +427,7 @@ class BatchGames:
                 row[C_ADDS + p] += a > 0
             elif a < DISCARD + 52:
                 row[C_LAST + p] = VALUES[a - DISCARD]
+                row[C_THROWN + p] |= 1 << (a - DISCARD)
         if s.result is not None:
             self.payoffs[game, :n] = s.result.payoffs
             row[C_END_KIND] = 1 + RESULT_KINDS.index(s.result.kind)

@@ -23,6 +23,7 @@ columns        size   content (the engine's ``GameState`` field)
 ``C_WAITS``    6      drop waits by seat
 ``C_ADDS``     6      turns each seat drew or took (for ``opp_turns``)
 ``C_LAST``     6      value of each seat's latest discard (0 before one)
+``C_THROWN``   6      cards each seat discarded (for ``thrown``)
 ``C_DECK``     52     the dealing order, top first
 ``C_PILE``     52     the discard pile, oldest first
 ``C_SP*``      6x18   spreads: mask, kind, key, lo, hi, owner
@@ -69,7 +70,8 @@ C_OWNER = C_KNOWN + MAX_SEATS
 C_WAITS = C_OWNER + MAX_SEATS
 C_ADDS = C_WAITS + MAX_SEATS
 C_LAST = C_ADDS + MAX_SEATS
-C_DECK = C_LAST + MAX_SEATS
+C_THROWN = C_LAST + MAX_SEATS
+C_DECK = C_THROWN + MAX_SEATS
 C_PILE = C_DECK + 52
 C_SPMASK = C_PILE + 52
 C_SPKIND = C_SPMASK + MAX_SPREADS

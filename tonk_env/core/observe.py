@@ -29,6 +29,7 @@ from .layout import (
     C_PILE,
     C_PILEN,
     C_PTR,
+    C_THROWN,
     C_TURN,
     C_WAITS,
     F_SELECTION,
@@ -207,6 +208,10 @@ def observe_into(
         ):
             fits = 1.0
     out[pos] = fits
+    pos += 1
+    for i in range(n):
+        _unpack(S[g, C_THROWN + _rel(seat, i, n)], out, pos)
+        pos += 52
 
 
 @njit(cache=True, nogil=True)

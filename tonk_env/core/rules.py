@@ -47,6 +47,7 @@ from .layout import (
     C_SPMASK,
     C_SPOWNER,
     C_TAKEN,
+    C_THROWN,
     C_TURN,
     C_WAITS,
     DETAIL_EMPTY_STOCK,
@@ -475,6 +476,7 @@ def apply_action(
         S[g, C_PILEN] += 1
         S[g, C_DISC] |= bit
         S[g, C_LAST + cur] = values[c]
+        S[g, C_THROWN + cur] |= bit
         if hand == 0:
             _end(S, g, END_RUN_OUT, cur, DETAIL_NONE)
             _finish_win(pay, g, n, cur, F[F_RUN_PAY])
