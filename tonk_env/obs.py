@@ -176,17 +176,22 @@ def observation_bounds(rules: TonkRules, num_players: int) -> tuple[np.ndarray, 
     return low, high
 
 
-def unpack_masks(masks: list[int], out: np.ndarray) -> int:
+def unpack_masks(masks: list[int], out: np.ndarray, gap: int = 0, after: list[int] | None = None) -> int:
     """Write 52-card masks side by side into ``out`` (52 0/1 floats each, in order); returns 52 * len(masks).
 
+    ``gap`` zeros and then the masks ``after`` follow them (the caller fills the gap).
     The masks are concatenated into one integer and unpacked with one numpy call."""
     big = 0
+    for m in reversed(after or ()):
+        big = (big << 52) | m
+    big <<= gap
     for m in reversed(masks):
         big = (big << 52) | m
     nb = 52 * len(masks)
-    out[:nb] = np.unpackbits(
-        np.frombuffer(big.to_bytes(nb // 8 + 1, "little"), dtype=np.uint8), bitorder="little"
-    )[:nb]
+    total = nb + gap + 52 * len(after or ())
+    out[:total] = np.unpackbits(
+        np.frombuffer(big.to_bytes(total // 8 + 1, "little"), dtype=np.uint8), bitorder="little"
+    )[:total]
     return nb
 
 
@@ -202,7 +207,6 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
     masks = [s.hands[seat], 1 << s.pile[-1] if s.pile else 0, s.discarded]
     masks += [known[o] for o in order[1:]]
     masks += [owner[o] for o in order]
-    nb = unpack_masks(masks, out)
     hands = s.hands
     waits = s.waits
     tail = [hands[o].bit_count() * 0.1 for o in order]
@@ -254,9 +258,8 @@ def observation(s: GameState, seat: int, out: np.ndarray | None = None) -> np.nd
         ):
             fits = 1.0
     tail.append(fits)
-    end = nb + len(tail)
-    out[nb:end] = tail
-    unpack_masks([thrown[o] for o in order], out[end:])
+    nb = unpack_masks(masks, out, len(tail), [thrown[o] for o in order])  # the tail's place left zero
+    out[nb : nb + len(tail)] = tail
     return out
 
 
