@@ -77,6 +77,32 @@ def test_zoo_add_writes_the_network_and_its_card(tiny: tuple[Path, Path]) -> Non
     assert row.endswith(" from zoo:2p |"), row
 
 
+def test_an_averaged_or_widened_network_names_its_making_on_its_card(
+    tiny: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``tonk average`` network's card lists the averaged networks (its training row counts one
+    run); a ``tonk widen`` network's names the network it grew from; neither shows an unknown step."""
+    run, zoo = tiny
+    monkeypatch.setenv(ZOO_ENV, str(tmp_path / "zoo"))
+    spec = f"npz:{zoo / 'tiny.npz'}"
+    assert main(["average", spec, spec, "--out", str(tmp_path / "avg.npz")]) == 0
+    assert (
+        main(["widen", f"npz:{tmp_path / 'avg.npz'}", "--width", "64", "--out", str(tmp_path / "w.npz")]) == 0
+    )
+    add_entry(run, "soup", checkpoint=str(tmp_path / "w.npz"), baselines=["random"], hands=4, progress=False)
+    card = read_card("soup")
+    assert card["source"]["averaged"] == [spec, spec] and card["source"]["step"] is None
+    assert card["source"]["widened"] == f"npz:{tmp_path / 'avg.npz'}"
+    (row,) = [
+        line for line in (tmp_path / "zoo" / "soup.md").read_text().splitlines() if "| source |" in line
+    ]
+    assert "the average of 2 networks (`tonk average`)" in row and "step" not in row.split(";")[0], row
+    assert "widened (`tonk widen`) from" in row, row
+    # a plain run's card has neither, and its row gives the step
+    (row,) = [line for line in (zoo / "tiny.md").read_text().splitlines() if "| source |" in line]
+    assert ", step " in row and "average" not in row and "widened" not in row, row
+
+
 def test_a_zoo_spec_works_wherever_specs_work(
     tiny: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,7 +14,9 @@ field                   content
                         ``rules_hash`` the hash of the resolved options (checked at load)
 ``obs_version``         the observation layout version (checked at load)
 ``network``             ``activation`` and the layer ``sizes`` (inputs, hidden..., logits)
-``source``              the run folder, checkpoint and step it was exported from
+``source``              the run folder, checkpoint and step it was exported from; ``averaged``
+                        (the networks' specs) for a ``tonk average`` network, ``widened``
+                        (the network it grew from) for a ``tonk widen`` one
 ``config``              the run's resolved training config
 ``training``            ``steps`` (PPO), ``wall_seconds`` (warm start and PPO), ``ppo_seconds``,
                         ``start`` (the network it began from: PPO's ``init_from``, or
@@ -183,8 +185,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",
         _trained(tr),
         f"| machine | {tr.get('machine', '?')} (torch kernels {tr.get('torch_cpu_capability', '?')}) |",
-        f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}, "
-        f"{'generation' if tr.get('generations') is not None else 'step'} {src.get('step', '?')} |",
+        _source_row(src, tr),
         f"| commit | {card.get('commit') or 'unknown'}{dirty} |",
         f"| card written | {card['created']} |",
         "",
@@ -227,6 +228,23 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         )
     lines += ["", "This page is written from the card `" + card["name"] + ".json` by `tonk zoo card`.", ""]
     return "\n".join(lines)
+
+
+def _source_row(src: Mapping[str, Any], tr: Mapping[str, Any]) -> str:
+    """The card's "source" row: run, checkpoint and step, and an averaged or widened network's making."""
+    text = f"| source | `{src.get('run', '?')}`, {src.get('checkpoint', '?')}"
+    if src.get("step") is not None:
+        text += f", {'generation' if tr.get('generations') is not None else 'step'} {src['step']}"
+    averaged = src.get("averaged")
+    if isinstance(averaged, list) and averaged:
+        names = ", ".join(f"`{a}`" for a in averaged)
+        text += (
+            f"; the average of {len(averaged)} networks (`tonk average`): {names}; the training row "
+            "counts the run named here only"
+        )
+    if src.get("widened"):
+        text += f"; widened (`tonk widen`) from `{src['widened']}`"
+    return text + " |"
 
 
 def _trained(tr: Mapping[str, Any]) -> str:

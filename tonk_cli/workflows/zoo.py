@@ -134,6 +134,21 @@ def _read_run(run: Path, checkpoint: str | None) -> tuple[Path, dict[str, Any], 
     return ckpt, config, policy, rules
 
 
+def _source(run: Path, ckpt: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """The card's ``source``: the run, checkpoint and step, and how a ``tonk average``/``tonk widen``
+    network was made (``averaged``: the networks' specs; ``widened``: the network widened)."""
+    src: dict[str, Any] = {
+        "run": str(run),
+        "checkpoint": ckpt.name,
+        "step": meta.get("step", meta.get("generation")),
+    }
+    if meta.get("averaged"):
+        src["averaged"] = [str(s) for s in meta["averaged"]]
+    if isinstance(meta.get("widened"), dict) and meta["widened"].get("from"):
+        src["widened"] = str(meta["widened"]["from"])
+    return src
+
+
 def _training(run: Path, config: dict[str, Any], machine: str | None) -> dict[str, Any]:
     """The card's ``training``: steps (or generations of ``tonk improve``), times, machine, versions."""
     run_info = _read_json(run / "run.json")
@@ -205,11 +220,7 @@ def add_entry(
             "activation": policy.activation,
             "sizes": policy.sizes,
         },
-        "source": {
-            "run": str(run),
-            "checkpoint": ckpt.name,
-            "step": meta.get("step", meta.get("generation")),
-        },
+        "source": _source(run, ckpt, meta),
         "config": config,
         "training": _training(run, config, machine),
         "commit": commit,
