@@ -192,6 +192,11 @@ def add_entry(
     ckpt, config, policy, rules = _read_run(run, checkpoint)
     meta = policy.meta
     players = meta["num_players"]
+    if hands < 2 * players:  # one deal group has no spread, so no interval for the card
+        raise ValueError(
+            f"--hands {hands}: a card's 95% intervals need two deal groups, so {2 * players} hands "
+            f"at least at a {players}-player table"
+        )
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
     opponents = list(baselines or default_baselines(players))
     top = headline or opponents[-1]
