@@ -98,13 +98,21 @@ def test_an_averaged_or_widened_network_names_its_making_on_its_card(
     ]
     assert "the average of 2 networks (`tonk average`)" in row and "step" not in row.split(";")[0], row
     assert "widened (`tonk widen`) from" in row, row
-    # too few hands for an interval: refused before anything is evaluated or written
-    with pytest.raises(ValueError, match="--hands 2: .*two deal groups, so 4 hands at least"):
-        add_entry(run, "few", baselines=["random"], hands=2, progress=False)
-    assert not (tmp_path / "zoo" / "few.json").exists()
     # a plain run's card has neither, and its row gives the step
     (row,) = [line for line in (zoo / "tiny.md").read_text().splitlines() if "| source |" in line]
     assert ", step " in row and "average" not in row and "widened" not in row, row
+
+
+def test_zoo_add_refuses_too_few_hands_for_an_interval(
+    tiny: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One deal group has no spread: ``--hands`` below two groups is refused before anything is
+    evaluated or written."""
+    run, _ = tiny
+    monkeypatch.setenv(ZOO_ENV, str(tmp_path / "zoo"))
+    with pytest.raises(ValueError, match="--hands 2: .*two deal groups, so 4 hands at least"):
+        add_entry(run, "few", baselines=["random"], hands=2, progress=False)
+    assert not (tmp_path / "zoo" / "few.json").exists()
 
 
 def test_a_zoo_spec_works_wherever_specs_work(
