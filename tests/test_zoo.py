@@ -110,9 +110,13 @@ def test_zoo_add_refuses_too_few_hands_for_an_interval(
     evaluated or written."""
     run, _ = tiny
     monkeypatch.setenv(ZOO_ENV, str(tmp_path / "zoo"))
-    with pytest.raises(ValueError, match="--hands 2: .*two deal groups, so 4 hands at least"):
+    with pytest.raises(ValueError, match="--hands 2: .*two deal groups of 2 hands, so 3 hands at least"):
         add_entry(run, "few", baselines=["random"], hands=2, progress=False)
     assert not (tmp_path / "zoo" / "few.json").exists()
+    # 3 hands round up to two whole groups (4 hands), which is enough for an interval
+    entry = add_entry(run, "few", baselines=["random"], hands=3, progress=False)
+    (row,) = entry.results
+    assert row.hands == 4 and row.ci95[0] < row.ci95[1], row
 
 
 def test_a_zoo_spec_works_wherever_specs_work(

@@ -35,6 +35,7 @@ from agents.ppo import load_policy
 from agents.registry import check_spec, parse_spec
 from agents.zoo import card_path, check_name, read_card, write_card, write_entry
 from agents.zoo.card import FORMAT
+from eval.duplicate import arrangements
 from tonk_env.engine import TonkRules, make_rules
 from train.config import read_config_file
 
@@ -192,10 +193,13 @@ def add_entry(
     ckpt, config, policy, rules = _read_run(run, checkpoint)
     meta = policy.meta
     players = meta["num_players"]
-    if hands < 2 * players:  # one deal group has no spread, so no interval for the card
+    # the card's tables seat the network and players-1 copies of an opponent (evaluate_one_seat); hands
+    # round up to whole deal groups, and one group has no spread, so no interval for the card
+    group = len(arrangements(players, players))
+    if hands <= group:
         raise ValueError(
-            f"--hands {hands}: a card's 95% intervals need two deal groups, so {2 * players} hands "
-            f"at least at a {players}-player table"
+            f"--hands {hands}: a card's 95% intervals need two deal groups of {group} hands, so "
+            f"{group + 1} hands at least at a {players}-player table"
         )
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
     opponents = list(baselines or default_baselines(players))
