@@ -23,7 +23,7 @@ from agents.zoo.card import headline, headline_row, render_markdown
 from tonk_cli.main import main
 from tonk_cli.workflows import pipeline
 from tonk_cli.workflows.common import evaluate_one_seat
-from tonk_cli.workflows.zoo import add_entry
+from tonk_cli.workflows.zoo import add_entry, min_card_hands
 from tonk_env.engine import is_over, make_rules, new_game
 from tonk_env.obs import OBS_VERSION, OLDEST_LOADABLE
 from tonk_env.play import play, start_hand
@@ -117,6 +117,16 @@ def test_zoo_add_refuses_too_few_hands_for_an_interval(
     entry = add_entry(run, "few", baselines=["random"], hands=3, progress=False)
     (row,) = entry.results
     assert row.hands == 4 and row.ci95[0] < row.ci95[1], row
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_fewest_card_hands_give_two_deal_groups(players: int) -> None:
+    """The bound of ``tonk zoo add --hands`` is where the card's evaluation first has two groups."""
+    least = min_card_hands(players)
+    groups = [
+        evaluate_one_seat(["random", "random"], hands=h, players=players).groups for h in (least - 1, least)
+    ]
+    assert groups == [1, 2], (players, least, groups)
 
 
 def test_a_zoo_spec_works_wherever_specs_work(

@@ -81,6 +81,16 @@ def _entry(card: dict[str, Any]) -> ZooEntry:
     return ZooEntry(card["name"], card, path, path.with_suffix(".md"))
 
 
+def min_card_hands(players: int) -> int:
+    """The fewest ``--hands`` that give a card's evaluation two deal groups, so intervals.
+
+    The card's tables seat the network and ``players - 1`` copies of an opponent
+    (:func:`evaluate_one_seat`), and the hands round up to whole deal groups of one
+    hand per seating.
+    """
+    return len(arrangements(players, players)) + 1
+
+
 def default_baselines(players: int) -> list[str]:
     """The baselines of a card: :data:`BASELINES`, and ``search:ismcts`` at a two-player table."""
     return [*BASELINES, *([SEARCH_BASELINE] if players == 2 else [])]
@@ -193,13 +203,11 @@ def add_entry(
     ckpt, config, policy, rules = _read_run(run, checkpoint)
     meta = policy.meta
     players = meta["num_players"]
-    # the card's tables seat the network and players-1 copies of an opponent (evaluate_one_seat); hands
-    # round up to whole deal groups, and one group has no spread, so no interval for the card
-    group = len(arrangements(players, players))
-    if hands <= group:
+    least = min_card_hands(players)
+    if hands < least:  # one deal group has no spread, so no interval for the card
         raise ValueError(
-            f"--hands {hands}: a card's 95% intervals need two deal groups of {group} hands, so "
-            f"{group + 1} hands at least at a {players}-player table"
+            f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
+            f"{least} hands at least at a {players}-player table"
         )
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
     opponents = list(baselines or default_baselines(players))
