@@ -21,7 +21,7 @@ from typing import Any
 
 from tonk_env.luck import ValueNet
 
-from .stats import mean_ci
+from .stats import format_ci, mean_ci
 
 
 @dataclass
@@ -103,8 +103,7 @@ def format_luck(rep: LuckReport) -> list[str]:
     cols = f"{'agent':{width}s}  {'corrected':>9s}  {'95% CI':>17s}  {'plain 95% CI':>17s}  {'factor':>6s}"
     out += [cols, "-" * len(cols)]
     for a in rep.agents:
-        ci = f"[{a.ci95[0]:+.3f}, {a.ci95[1]:+.3f}]"
-        pci = f"[{a.plain_ci95[0]:+.3f}, {a.plain_ci95[1]:+.3f}]"
+        ci, pci = format_ci(a.ci95), format_ci(a.plain_ci95)
         out.append(f"{a.spec:{width}s}  {a.mean_stakes:+9.3f}  {ci:>17s}  {pci:>17s}  {a.factor:6.2f}")
     out.append("(factor: plain interval width / corrected interval width, on the same deals)")
     return out

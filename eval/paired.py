@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .duplicate import EvalResult
-from .stats import mean_ci, t_quantile_975
+from .stats import format_ci, mean_ci, t_quantile_975
 
 
 @dataclass
@@ -132,16 +132,16 @@ def compare(a: EvalResult, b: EvalResult) -> PairedReport:
 
 
 def _line(label: str, d: Difference) -> str:
-    ci = f"[{d.ci95[0]:+.4f}, {d.ci95[1]:+.4f}]"
-    return f"{label:10s} {d.mean:+.4f}  {ci:>18s}  (unpaired: +-{d.unpaired_half:.4f}; factor {d.factor:.2f})"
+    spread = "" if math.isnan(d.unpaired_half) else f"  (unpaired: +-{d.unpaired_half:.4f}; factor {d.factor:.2f})"
+    return f"{label:10s} {d.mean:+.4f}  {format_ci(d.ci95, '+.4f'):>18s}{spread}"
 
 
 def format_paired(rep: PairedReport) -> list[str]:
     """The lines the evaluation table prints for ``--compare``."""
-    lo, hi = rep.other_ci95
+    groups = f"{rep.groups} deal group" + ("" if rep.groups == 1 else "s")
     out = [
-        f"--compare: the same {rep.groups} deal groups again, {100 * rep.differ:.1f}% played otherwise",
-        f"  {rep.other} in {rep.agent}'s place: {rep.other_mean:+.4f} [{lo:+.4f}, {hi:+.4f}]",
+        f"--compare: the same {groups} again, {100 * rep.differ:.1f}% played otherwise",
+        f"  {rep.other} in {rep.agent}'s place: {rep.other_mean:+.4f} {format_ci(rep.other_ci95, '+.4f')}",
         f"  {rep.agent} - {rep.other}, paired by deal group:",
         "  " + _line("plain", rep.plain),
     ]

@@ -19,6 +19,7 @@ from typing import Any
 from .duplicate import EvalResult
 from .luck import format_luck
 from .paired import PairedReport, format_paired
+from .stats import format_ci
 
 _END_COLUMNS = (("tonk_out", "tonk"), ("run_out", "run"), ("drop_won", "drop+"), ("caught", "caught"),
                 ("stock_out", "stock"))  # fmt: skip
@@ -38,7 +39,7 @@ def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
     head = (
         f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), "
         f"seed {res.seed}, "
-        f"{res.hands} hands = {res.groups} deals x {arr} seatings"
+        f"{res.hands} hands = {res.groups} deal{'' if res.groups == 1 else 's'} x {arr} seating{'' if arr == 1 else 's'}"
     )
     labels = res.labels  # a spec that fills two places is shown as spec#1, spec#2
     width = max(len("agent"), *(len(x) for x in labels))
@@ -47,7 +48,7 @@ def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
     )
     lines = [head, "", cols, "-" * len(cols)]
     for label, a in zip(labels, res.agents, strict=True):
-        ci = f"[{_num(a.ci95[0])}, {_num(a.ci95[1])}]"
+        ci = format_ci(a.ci95)
         ends = "  ".join(f"{100 * a.ends[k]:6.1f}" for k, _ in _END_COLUMNS)
         lines.append(
             f"{label:{width}s}  {_num(a.mean_stakes):>11s}  {ci:>17s}  {100 * a.win_rate:5.1f}  {ends}"
@@ -67,6 +68,8 @@ def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
         f"thinking per hand: {think}"
     )
     lines.append("(ends columns: % of the agent's seat-hands it ended that way; stock = stock-outs it won)")
+    if res.groups < 2:
+        lines.append(f"(95% CI n/a: one deal group; --hands {arr + 1} or more plays two, the fewest an interval needs)")
     if res.luck is not None:
         lines += ["", *format_luck(res.luck)]
     if compare is not None:

@@ -34,4 +34,12 @@ def mean_ci(samples: Sequence[float]) -> tuple[float, tuple[float, float]]:
     return mean, (mean - half, mean + half)
 
 
-__all__ = ["mean_ci", "t_quantile_975"]
+def format_ci(ci: tuple[float, float], fmt: str = "+.3f") -> str:
+    """An interval as ``[lo, hi]``, or ``n/a`` where it is undefined (one sample: NaN bounds)."""
+    lo, hi = ci
+    if math.isnan(lo) or math.isnan(hi):
+        return "n/a"
+    return f"[{lo:{fmt}}, {hi:{fmt}}]"
+
+
+__all__ = ["format_ci", "mean_ci", "t_quantile_975"]

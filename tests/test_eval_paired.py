@@ -90,3 +90,17 @@ def test_cli_compare_errors(extra: list[str], words: list[str], capsys: pytest.C
     assert captured.out == ""  # refused before anything is played
     for w in words:
         assert w in captured.err
+
+
+def test_one_deal_group_prints_no_interval_and_says_how_many_hands_give_one() -> None:
+    a = evaluate(["random", "heuristic:greedy"], hands=2, seed=3)
+    b = evaluate(["heuristic:greedy", "heuristic:greedy"], hands=2, seed=3)
+    assert a.groups == 1 and math.isnan(a.agents[0].ci95[0])
+    table = format_table(a, compare=compare(a, b))
+    assert "nan" not in table
+    assert "2 hands = 1 deal x 2 seatings" in table
+    assert "--hands 3 or more plays two" in table  # and 3 hands do give two groups, with an interval
+    assert "the same 1 deal group again" in table and "n/a" in table
+    three = evaluate(["random", "heuristic:greedy"], hands=3, seed=3)
+    assert three.groups == 2 and not math.isnan(three.agents[0].ci95[0])
+    assert "n/a" not in format_table(three) and "95% CI n/a" not in format_table(three)

@@ -22,6 +22,7 @@ from typing import Any
 
 from agents.zoo import find_entry
 from eval.duplicate import evaluate
+from eval.stats import format_ci
 from tonk_env.engine import make_rules
 from train.config import load_config
 from train.trainer import train
@@ -113,7 +114,7 @@ def format_pipeline(report: PipelineReport) -> str:
         lo, hi = r.ci95
         verdict = "beats" if lo > 0 else ("loses to" if hi < 0 else "level with")
         lines.append(
-            f"{r.opponent:22s} {r.mean_stakes:+11.3f}  [{lo:+.3f}, {hi:+.3f}]  "
+            f"{r.opponent:22s} {r.mean_stakes:+11.3f}  {format_ci(r.ci95):>17s}  "
             f"{r.win_rate:8.1%}  {r.hands:6d}   {verdict}"
         )
     if report.note:
