@@ -132,7 +132,9 @@ def compare(a: EvalResult, b: EvalResult) -> PairedReport:
 
 
 def _line(label: str, d: Difference) -> str:
-    spread = "" if math.isnan(d.unpaired_half) else f"  (unpaired: +-{d.unpaired_half:.4f}; factor {d.factor:.2f})"
+    spread = (
+        "" if math.isnan(d.unpaired_half) else f"  (unpaired: +-{d.unpaired_half:.4f}; factor {d.factor:.2f})"
+    )
     return f"{label:10s} {d.mean:+.4f}  {format_ci(d.ci95, '+.4f'):>18s}{spread}"
 
 

@@ -69,7 +69,9 @@ def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
     )
     lines.append("(ends columns: % of the agent's seat-hands it ended that way; stock = stock-outs it won)")
     if res.groups < 2:
-        lines.append(f"(95% CI n/a: one deal group; --hands {arr + 1} or more plays two, the fewest an interval needs)")
+        lines.append(
+            f"(95% CI n/a: one deal group; --hands {arr + 1} or more plays two, the fewest an interval needs)"
+        )
     if res.luck is not None:
         lines += ["", *format_luck(res.luck)]
     if compare is not None:
