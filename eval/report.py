@@ -39,7 +39,8 @@ def format_table(res: EvalResult, compare: PairedReport | None = None) -> str:
     head = (
         f"duplicate evaluation: {res.players} players, rules {res.rules_name} ({res.rules.hash}), "
         f"seed {res.seed}, "
-        f"{res.hands} hands = {res.groups} deal{'' if res.groups == 1 else 's'} x {arr} seating{'' if arr == 1 else 's'}"
+        f"{res.hands} hands = {res.groups} deal{'' if res.groups == 1 else 's'} "
+        f"x {arr} seating{'' if arr == 1 else 's'}"
     )
     labels = res.labels  # a spec that fills two places is shown as spec#1, spec#2
     width = max(len("agent"), *(len(x) for x in labels))
