@@ -54,7 +54,8 @@ def test_a_network_of_layout_version_3_loads_and_plays_as_it_did(tmp_path: Path,
     assert agent.meta["obs_version"] == 4 and agent.meta["obs_version_saved"] == 3
     obs = np.random.default_rng(1).random((16, lay.size)).astype(np.float32)
     v3 = MLPPolicy(layers)  # the old network on the old part of the tensor
-    np.testing.assert_allclose(agent.logits(obs), v3.logits(obs[:, :old]), rtol=1e-5, atol=1e-5)
+    # float32 products of different shapes: BLAS may sum them in another order (tests/test_widen.py)
+    np.testing.assert_allclose(agent.logits(obs), v3.logits(obs[:, :old]), rtol=1e-4, atol=1e-4)
     bad = tmp_path / "v3_wrong.npz"
     MLPPolicy([(w0, b0), (w1, b1)], meta={"num_players": players, "obs_version": 3}).save_npz(bad)
     want = rf"^{bad}: {lay.size} inputs; a {players}-player observation of layout version 3 has {old}$"

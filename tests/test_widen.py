@@ -36,7 +36,9 @@ def test_the_wider_network_has_the_same_logits_and_plays_as_npz(
     net, wide = policy_network(f"npz:{src}"), policy_network(f"npz:{out}")
     assert wide.sizes == [442, 24, 24, 540] and Path(f"{out}.sha256").exists()
     obs = np.random.default_rng(0).random((64, net.obs_size)).astype(np.float32)
-    np.testing.assert_allclose(wide.logits(obs), net.logits(obs), rtol=1e-5, atol=1e-5)
+    # float32 sums of 442 unit-normal products: BLAS blocks the wider matrices differently, and the
+    # rounding of the two orders differs by a few 1e-5 (3.7e-5 seen on a 2-core AMD EPYC VM)
+    np.testing.assert_allclose(wide.logits(obs), net.logits(obs), rtol=1e-4, atol=1e-4)
     assert wide.meta["widened"] == {"from": f"npz:{src}", "sizes": [442, 16, 8, 540]}
     assert wide.meta["num_players"] == 2 and wide.meta["rules_hash"] == net.meta["rules_hash"]
     w1, w2 = wide.layers[1][0], wide.layers[2][0]  # (in, out)
