@@ -431,3 +431,12 @@ def test_cli_workers_bounded_and_the_used_number_reported(
     assert "3 matches played" in (text := capsys.readouterr().out) and "3 worker(s)" in text
     assert main(["tournament", "--resume", out, "--workers", "200", "--quiet"]) == 0
     assert "0 matches played" in (text := capsys.readouterr().out) and "1 worker(s)" in text
+
+
+def test_a_one_group_tournament_prints_no_nan_interval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "t")
+    assert main(["tournament", *CHEAP[:2], "--hands", "1", "--out", out, "--quiet"]) == 0
+    board = capsys.readouterr().out
+    assert "stakes/hand" in board and "n/a" in board and "nan" not in board

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import sys
 
+from ..stats import format_ci
 from .entrants import short_label
 from .standings import TournamentResult
 from .store import write_json_atomic
@@ -36,7 +37,7 @@ def format_leaderboard(res: TournamentResult, crosstable: bool = True) -> str:
     lines = [_header(res), "", cols, "-" * len(cols)]
     for s in res.standings:
         ci = f"[{_f(s.ci95[0], '.0f')}, {_f(s.ci95[1], '.0f')}]"
-        sci = f"[{_f(s.stakes_ci95[0], '+.3f')}, {_f(s.stakes_ci95[1], '+.3f')}]"
+        sci = format_ci(s.stakes_ci95)
         lines.append(
             f"{s.rank:3d}  {labels[s.spec]:{w}s}  {_f(s.rating, '6.0f')}  {ci:>13s}  "
             f"{_f(s.mean_stakes, '+.3f'):>11s}  {sci:>17s}  {_f(100 * s.win_rate, '5.1f')}  {s.matches:7d}"
