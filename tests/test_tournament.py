@@ -440,3 +440,5 @@ def test_a_one_group_tournament_prints_no_nan_interval(
     assert main(["tournament", *CHEAP[:2], "--hands", "1", "--out", out, "--quiet"]) == 0
     board = capsys.readouterr().out
     assert "stakes/hand" in board and "n/a" in board and "nan" not in board
+    md = (tmp_path / "t" / "leaderboard.md").read_text()
+    assert "n/a" in md and "nan" not in md

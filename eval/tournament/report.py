@@ -15,6 +15,13 @@ def _f(x: float, fmt: str) -> str:
     return "nan" if x is None or x != x else format(x, fmt)
 
 
+def _span(lo: float, hi: float, fmt: str) -> str:
+    """An interval as ``lo – hi`` for markdown, or ``n/a`` where it is undefined (one deal group)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return "n/a"
+    return f"{lo:{fmt}} – {hi:{fmt}}"
+
+
 def _header(res: TournamentResult) -> str:
     cfg = res.config
     anchor = f"{res.anchor} = 1000" if res.anchor else "mean = 1500"
@@ -129,9 +136,9 @@ def format_markdown(res: TournamentResult) -> str:
     ]
     for s in res.standings:
         lines.append(
-            f"| {s.rank} | `{s.spec}` | {_f(s.rating, '.0f')} | {_f(s.ci95[0], '.0f')} – "
-            f"{_f(s.ci95[1], '.0f')} | {_f(s.mean_stakes, '+.3f')} | {_f(s.stakes_ci95[0], '+.3f')} – "
-            f"{_f(s.stakes_ci95[1], '+.3f')} | {_f(100 * s.win_rate, '.1f')} | {s.matches} | {s.hands} |"
+            f"| {s.rank} | `{s.spec}` | {_f(s.rating, '.0f')} | {_span(*s.ci95, '.0f')} | "
+            f"{_f(s.mean_stakes, '+.3f')} | {_span(*s.stakes_ci95, '+.3f')} | "
+            f"{_f(100 * s.win_rate, '.1f')} | {s.matches} | {s.hands} |"
         )
     order = [res.names.index(s.spec) for s in res.standings]
     lines += [
@@ -148,11 +155,7 @@ def format_markdown(res: TournamentResult) -> str:
         cells = []
         for j in order:
             c = res.crosstable[i][j]
-            cells.append(
-                ""
-                if c is None
-                else f"{_f(c.mean, '+.3f')} [{_f(c.ci95[0], '+.2f')}, {_f(c.ci95[1], '+.2f')}]"
-            )
+            cells.append("" if c is None else f"{_f(c.mean, '+.3f')} {format_ci(c.ci95, '+.2f')}")
         lines.append(f"| {s.rank}. `{short_label(s.spec)}` | " + " | ".join(cells) + " |")
     hands = sorted(p.name for p in (res.folder / "hands").glob("*.jsonl"))
     if hands:
