@@ -165,3 +165,84 @@ def test_a_sigterm_while_the_pool_forks_ends_the_command() -> None:
     )  # fmt: skip
     assert done.returncode == 143, done.stderr
     assert done.stderr.strip() == "tonk eval: terminated", done.stderr
+
+
+_A_WORKER_DIES = """
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+from tonk_env import workers
+from tonk_env.workers import WorkerDiedError, process_map
+
+workers.GRACE_S = 1.0
+MARKS = sys.argv[1]
+
+def slow(x):
+    open(os.path.join(MARKS, str(os.getpid())), "w").close()  # this worker is in its task
+    time.sleep(3 if x == 0 else 0)
+    if x == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would: its task is lost
+    return x
+
+def kill_the_idle_one():
+    # the other worker waits for a task, holding the task queue's read lock: killed there, it never
+    # lets go, and Pool.terminate takes that lock first
+    while not os.listdir(MARKS):
+        time.sleep(0.01)
+    busy = int(os.listdir(MARKS)[0])
+    time.sleep(0.3)
+    for child in mp.active_children():
+        if child.pid != busy:
+            os.kill(child.pid, signal.SIGKILL)
+
+for case in ("busy", "idle"):
+    for name in os.listdir(MARKS):
+        os.remove(os.path.join(MARKS, name))
+    if case == "idle":
+        threading.Thread(target=kill_the_idle_one, daemon=True).start()
+    try:
+        list(process_map(slow, [0] if case == "idle" else [1, 0, 0], 2, method="fork"))
+    except WorkerDiedError as e:
+        print(case, e, flush=True)
+"""
+
+
+def test_a_worker_that_dies_ends_the_map_with_how_it_died(tmp_path: Path) -> None:
+    # multiprocessing.Pool replaced a dead worker and waited forever for its lost task; a worker that
+    # died holding the task queue's lock left the pool's terminate (and close) waiting for it forever
+    done = subprocess.run(
+        [sys.executable, "-c", _A_WORKER_DIES, str(tmp_path)], capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines] == ["busy", "idle"], done.stdout
+    assert all("was killed by SIGKILL before the work was done (out of memory" in line for line in lines)
+
+
+_UNGUARDED = """
+from tonk_env.workers import process_map
+
+def double(x):
+    return 2 * x
+
+print(list(process_map(double, range(10), 2, method="spawn")))
+"""
+
+
+def test_a_spawned_worker_of_an_unguarded_script_ends_the_map_and_says_why(tmp_path: Path) -> None:
+    # Each spawned worker re-runs the script, which may not start a pool while it is imported: the
+    # worker dies at start-up, and the pool used to start another forever.
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("tonk_env.workers.WorkerDiedError: worker process "), done.stderr
+    assert "exited with status 1" in last and "if __name__ == '__main__':" in last

@@ -16,10 +16,21 @@ signal came inherits the parent's Python-level handler (``tonk`` installs
 one), and the interpreter clears the handler's pending flag right after the
 fork, so the worker waits for a task forever and the caller for the worker.
 A map that finished closes its pool instead (each idle worker takes its
-stop sentinel and exits). One left early terminates it, and a watchdog
+stop sentinel and exits). One left early terminates it. Either way a watchdog
 kills with SIGKILL, which nothing can lose, any worker still alive
 :data:`GRACE_S` seconds later. It must come after the pool's own first step,
 which takes the task queue's lock from the live workers.
+
+Nor does a worker that dies end the map in a hang. ``multiprocessing.Pool``
+replaces a dead worker, but the task it held is lost, and the caller waits
+for that result forever; a worker that dies while it starts (a spawned one
+whose parent script has no ``if __name__ == "__main__":`` guard) is
+replaced forever. The pool here never replaces a worker, and the caller
+checks its workers while it waits: the first that died ends the map with
+:class:`WorkerDiedError`, which says how it died (killed by SIGKILL: out of
+memory, most likely). A worker that died holding the task queue's read
+lock would leave ``Pool.terminate`` waiting for that lock; the watchdog
+frees it once the live workers are gone.
 
 Nor is a SIGTERM or a Ctrl-C lost while a pool starts. ``os.fork`` runs its
 at-fork hooks (logging's takes its lock) in the forking thread, and an
@@ -35,6 +46,7 @@ back to its default first thing.
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.pool
 import signal
 import sys
 import threading
@@ -49,6 +61,9 @@ R = TypeVar("R")
 
 #: Seconds a terminated pool's workers get to exit on SIGTERM before they are killed.
 GRACE_S = 5.0
+
+#: Seconds between the caller's checks of its workers while it waits for a result.
+POLL_S = 0.25
 
 #: The signals noted, not handled, while the main thread forks (:func:`signals_held`).
 _HELD = {signal.SIGINT, signal.SIGTERM}
@@ -111,6 +126,55 @@ def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any
         _START_ERROR = one_line(e)
 
 
+class WorkerDiedError(ValueError):
+    """A pool worker died before the map was done (killed, or crashed while it started)."""
+
+
+class _Pool(multiprocessing.pool.Pool):
+    """A pool that never replaces a worker: :func:`process_map` ends the map when one dies."""
+
+    @staticmethod
+    def _maintain_pool(ctx: Any, process: Any, processes: int, pool: list[Any], *rest: Any) -> None:
+        # reap the dead (a dead worker's sentinel stays ready: left in, the handler would spin)
+        multiprocessing.pool.Pool._join_exited_workers(pool)
+
+
+def _death(proc: Any, method: str) -> str:
+    """How a worker died, in one line, with the likely cause."""
+    code = proc.exitcode
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        why = f"was killed by {name} before the work was done"
+        if -code == signal.SIGKILL:
+            why += " (out of memory, most likely: the kernel's OOM killer sends SIGKILL)"
+    else:
+        why = f"exited with status {code} before the work was done"
+        if method == "spawn":
+            why += (
+                " (a spawned worker re-imports the main script: a script that starts one must "
+                "run its work under `if __name__ == '__main__':`)"
+            )
+    return f"worker process {proc.pid} {why}"
+
+
+def _results(it: Any, procs: list[Any], method: str) -> Iterator[Any]:
+    """``it``'s results; while waiting for one, check that no worker of ``procs`` died."""
+    while True:
+        try:
+            got = it.next(timeout=POLL_S)
+        except StopIteration:
+            return
+        except mp.TimeoutError:
+            dead = next((p for p in procs if p.exitcode is not None), None)
+            if dead is not None:
+                raise WorkerDiedError(_death(dead, method)) from None
+            continue
+        yield got
+
+
 class _Guarded:
     """A task function that refuses to run in a worker whose start-up failed."""
 
@@ -142,37 +206,52 @@ def process_map(
     A failed start-up or a failed task raises in the caller (the worker's
     message); leaving the loop early terminates the workers.
     """
-    ctx = mp.get_context(method or default_method())
+    method = method or default_method()
+    ctx = mp.get_context(method)
     pool = None
     finished = False
     try:
         with signals_held():
-            pool = ctx.Pool(workers, _guarded_init, (initializer, tuple(initargs)))
+            pool = _Pool(workers, _guarded_init, (initializer, tuple(initargs)), context=ctx)
+        procs = list(pool._pool)  # the map's workers, for all its life: the pool replaces none
         task = _Guarded(fn)
-        yield from (pool.imap(task, items) if ordered else pool.imap_unordered(task, items))
+        yield from _results(
+            pool.imap(task, items) if ordered else pool.imap_unordered(task, items), procs, method
+        )
         finished = True
     finally:
         if pool is not None:
-            if finished:
-                pool.close()
-            else:
-                _terminate(pool)
-            pool.join()
+            _stop(pool, finished)
 
 
-def _terminate(pool: Any) -> None:
-    """``pool.terminate()``, with SIGKILL for the workers still alive after :data:`GRACE_S` seconds."""
+def _stop(pool: Any, finished: bool) -> None:
+    """Close (``finished``) or terminate the pool, then join it; kill what is left after :data:`GRACE_S` s."""
     watchdog = threading.Timer(GRACE_S, _kill_workers, (pool,))
     watchdog.daemon = True
     watchdog.start()
     try:
-        pool.terminate()
+        if finished:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
     finally:
         watchdog.cancel()
 
 
 def _kill_workers(pool: Any) -> None:
-    """SIGKILL every live worker of ``pool`` (see the module's docstring: a SIGTERM can be lost)."""
-    for proc in list(getattr(pool, "_pool", ())):
-        if proc.exitcode is None:
-            proc.kill()
+    """SIGKILL every live worker of ``pool`` (see the module's docstring: a SIGTERM can be lost).
+
+    Then free the task queue's read lock if a dead worker holds it (a worker holds it while it
+    waits for a task, and a killed one never lets go): ``Pool.terminate`` takes it first thing.
+    """
+    live = [p for p in list(getattr(pool, "_pool", ())) if p.exitcode is None]
+    for proc in live:
+        proc.kill()
+    for proc in live:
+        proc.join(GRACE_S)
+    lock = getattr(getattr(pool, "_inqueue", None), "_rlock", None)
+    if lock is not None:
+        # free, held by a dead worker, or held by terminate (which never lets go): released, no one waits
+        lock.acquire(block=False)
+        lock.release()
