@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tonk_cli.main import main
-from tonk_env.workers import WorkerStartError, process_map
+from tonk_env.workers import WorkerDiedError, WorkerStartError, process_map
 
 
 def _fail_to_start(path: str) -> None:
@@ -220,7 +220,8 @@ def test_a_worker_that_dies_ends_the_map_with_how_it_died(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert [line.split()[0] for line in lines] == ["busy", "idle"], done.stdout
-    assert all("was killed by SIGKILL before the work was done (out of memory" in line for line in lines)
+    assert all("was killed by SIGKILL (out of memory, most likely" in line for line in lines), lines
+    assert all(line.endswith("before the work was done") for line in lines), lines
 
 
 _UNGUARDED = """
@@ -246,3 +247,17 @@ def test_a_spawned_worker_of_an_unguarded_script_ends_the_map_and_says_why(tmp_p
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("tonk_env.workers.WorkerDiedError: worker process "), done.stderr
     assert "exited with status 1" in last and "if __name__ == '__main__':" in last
+
+
+def test_tonk_says_in_one_line_that_a_worker_died(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import train.trainer
+
+    def dies(*args: object, **kwargs: object) -> None:
+        raise WorkerDiedError("worker process 7 was killed by SIGKILL (out of memory, most likely)")
+
+    monkeypatch.setattr(train.trainer, "train", dies)
+    assert main(["train", "configs/quick.yaml", "--no-progress"]) == 1  # not a usage error (2)
+    err = capsys.readouterr().err
+    assert err == "tonk train: error: worker process 7 was killed by SIGKILL (out of memory, most likely)\n"

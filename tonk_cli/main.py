@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 
 from tonk_env.engine import GameState, SeatInfo, TonkRules, make_rules, parse_assignments
+from tonk_env.workers import WorkerDiedError
 
 from . import args as _args
 
@@ -170,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"tonk {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except WorkerDiedError as e:  # not the user's mistake (out of memory, most likely), but no traceback
+        print(f"tonk {args.command}: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"tonk {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -126,8 +126,11 @@ def _guarded_init(initializer: Callable[..., Any] | None, initargs: Sequence[Any
         _START_ERROR = one_line(e)
 
 
-class WorkerDiedError(ValueError):
-    """A pool worker died before the map was done (killed, or crashed while it started)."""
+class WorkerDiedError(RuntimeError):
+    """A worker process died before its work was done (killed, or crashed while it started).
+
+    Not the user's mistake, but not a traceback either: ``tonk`` prints its one line and exits 1.
+    """
 
 
 class _Pool(multiprocessing.pool.Pool):
@@ -139,25 +142,31 @@ class _Pool(multiprocessing.pool.Pool):
         multiprocessing.pool.Pool._join_exited_workers(pool)
 
 
+def how_it_died(exitcode: int | None) -> str:
+    """How a dead process ended: ``was killed by SIGKILL (out of memory, ...)`` or ``exited with status 1``.
+
+    ``None`` (the process is still there, or its status was lost) reads as ``exited with status None``.
+    """
+    if exitcode is None or exitcode >= 0:
+        return f"exited with status {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    if -exitcode == signal.SIGKILL:
+        return f"was killed by {name} (out of memory, most likely: the kernel's OOM killer sends it)"
+    return f"was killed by {name}"
+
+
 def _death(proc: Any, method: str) -> str:
-    """How a worker died, in one line, with the likely cause."""
-    code = proc.exitcode
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        why = f"was killed by {name} before the work was done"
-        if -code == signal.SIGKILL:
-            why += " (out of memory, most likely: the kernel's OOM killer sends SIGKILL)"
-    else:
-        why = f"exited with status {code} before the work was done"
-        if method == "spawn":
-            why += (
-                " (a spawned worker re-imports the main script: a script that starts one must "
-                "run its work under `if __name__ == '__main__':`)"
-            )
-    return f"worker process {proc.pid} {why}"
+    """How a pool worker died, in one line, with the likely cause."""
+    text = f"worker process {proc.pid} {how_it_died(proc.exitcode)} before the work was done"
+    if method == "spawn" and proc.exitcode == 1:
+        text += (
+            " (a spawned worker re-imports the main script: a script that starts one must "
+            "run its work under `if __name__ == '__main__':`)"
+        )
+    return text
 
 
 def _results(it: Any, procs: list[Any], method: str) -> Iterator[Any]:

@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from tonk_env.engine import make_rules
 from tonk_env.vector import TonkVectorEnv
-from tonk_env.workers import default_method, one_torch_thread, signals_held
+from tonk_env.workers import WorkerDiedError, default_method, how_it_died, one_torch_thread, signals_held
 
 from ..config import TrainConfig, config_from_dict
 from .core_vec import make_core_vec_env
@@ -47,7 +47,7 @@ __all__ = ["CoreVecEnvProcess"]
 POLL_S = 1.0
 
 
-class EnvWorkerError(RuntimeError):
+class EnvWorkerError(WorkerDiedError):
     """The env worker process exited, or could not start."""
 
 
@@ -100,7 +100,7 @@ class CoreVecEnvProcess(VecEnv):
     def _gone(self) -> EnvWorkerError:
         self._proc.join(POLL_S)
         return EnvWorkerError(
-            f"the training envs' worker process exited (code {self._proc.exitcode}) without answering"
+            f"the training envs' worker process {how_it_died(self._proc.exitcode)} without answering"
         )
 
     # -- VecEnv API ------------------------------------------------------------------------------

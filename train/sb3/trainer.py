@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 from agents.checkpoint import run_checkpoints
 from tonk_env.engine import make_rules
 from tonk_env.runtime import append_jsonl
+from tonk_env.workers import WorkerDiedError
 
 from ..config import TrainConfig, config_from_dict, is_network_warm_start
 from ..evaluation import Evaluator, require_evaluator
@@ -301,13 +302,35 @@ def _fit_run(
                     tb_log_name="ppo",
                     progress_bar=False,
                 )
+        except WorkerDiedError as e:  # the envs' state went with it: the last checkpoint holds the run
+            raise WorkerDiedError(
+                f"{e}; tonk train --resume {run_dir} goes on from the last checkpoint"
+            ) from None
+        except (EOFError, ConnectionResetError, BrokenPipeError) as e:  # SubprocVecEnv's pipe to a dead env
+            if cfg.vec_env != "subproc":
+                raise
+            raise WorkerDiedError(
+                f"an env process of vec_env: subproc died ({type(e).__name__}); "
+                f"tonk train --resume {run_dir} goes on from the last checkpoint"
+            ) from None
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
         cb.finish(model)
     finally:
-        vec.close()
+        _close(vec)
     return run_dir
+
+
+def _close(vec: Any) -> None:
+    """Close the envs; a ``SubprocVecEnv`` with a dead env process cannot say close to it: the rest stop."""
+    try:
+        vec.close()
+    except (EOFError, ConnectionResetError, BrokenPipeError):
+        for proc in getattr(vec, "processes", ()):
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(5)
 
 
 def _start_run(cfg: TrainConfig, model: Any, run_dir: Path | None, progress: bool) -> Path:
