@@ -44,14 +44,20 @@ def cfg_obs_size(cfg) -> int:
     return obs_layout(cfg.players).size
 
 
-def test_fit_learns_to_imitate_the_teacher() -> None:
+@pytest.fixture(scope="module")
+def greedy_demos() -> Demos:
+    """Greedy's decisions in 1,500 hands, for the fits below (one process: no pool to start)."""
+    return collect_demos(_cfg(), hands=1500, seed=5, progress=False, workers=1)
+
+
+def test_fit_learns_to_imitate_the_teacher(greedy_demos: Demos) -> None:
     """Greedy is a simple rule: a small net fitted on 1,500 hands agrees with it far above chance."""
     from sb3_contrib import MaskablePPO
 
     from tonk_env.single import TonkSingleAgentEnv
 
     cfg = _cfg("pretrain.epochs=8", "pretrain.batch_size=256")
-    demos = collect_demos(cfg, hands=1500, seed=5, progress=False)
+    demos = greedy_demos
     model = MaskablePPO("MlpPolicy", TonkSingleAgentEnv(), policy_kwargs={"net_arch": [64]}, seed=0)
     untrained = fit_demos(model.policy, demos, load_config(
         "configs/quick.yaml", ["pretrain.teacher=heuristic:greedy", "pretrain.epochs=1",
@@ -63,14 +69,17 @@ def test_fit_learns_to_imitate_the_teacher() -> None:
     assert set(stats["val_accuracy_by_kind"]) <= {"drop", "draw", "take", "discard", "hit", "spread"}
 
 
-def test_smoothing_keeps_the_teachers_choice_and_leaves_room_to_explore() -> None:
+def test_smoothing_keeps_the_teachers_choice_and_leaves_room_to_explore(greedy_demos: Demos) -> None:
     """With label smoothing the clone still picks the teacher's action but gives the others mass."""
     import torch
     from sb3_contrib import MaskablePPO
 
     from tonk_env.single import TonkSingleAgentEnv
 
-    demos = collect_demos(_cfg(), hands=800, seed=5, progress=False)
+    n = len(greedy_demos) // 2  # about 750 hands' decisions: enough to see the smoothing
+    demos = Demos(
+        greedy_demos.obs[:n], greedy_demos.masks[:n], greedy_demos.actions[:n], greedy_demos.returns[:n]
+    )
     off = {}
     for eps in (0.0, 0.2):
         cfg = _cfg("pretrain.epochs=8", "pretrain.batch_size=256", f"pretrain.smoothing={eps}")
