@@ -203,6 +203,37 @@ def test_one_client_holds_at_most_its_share_of_the_lobby() -> None:
 
 
 # -- the agents' own process (what tonk serve runs) --------------------------------------------------
+def test_a_dead_agents_process_is_replaced_and_its_games_are_gone(capfd: pytest.CaptureFixture[str]) -> None:
+    # killed (as by the OOM killer), it left every later request a 503 until the server was restarted
+    import os
+    import signal
+    import time
+
+    app = create_app(isolate=True)
+    desk = app.state.desk
+    try:
+        c = TestClient(app)
+        gid = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3}).json()["game_id"]
+        old = desk._process
+        os.kill(old.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while desk.restarts == 0:
+            assert time.monotonic() < deadline, "no new agents' process"
+            time.sleep(0.05)
+        assert desk._process is not old and desk._process.is_alive()
+        assert c.get(f"/api/games/{gid}").status_code == 404  # the lobby forgot what the dead child held
+        made = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3})
+        assert made.status_code == 201, made.text
+        legal = made.json()["view"]["legal_actions"]
+        played = c.post(f"/api/games/{made.json()['game_id']}/actions", json={"action": legal[0]})
+        assert played.status_code == 200, played.text
+    finally:
+        desk.close()
+    err = capfd.readouterr().err
+    assert "tonk serve: the agents' process was killed by SIGKILL (out of memory" in err, err
+    assert "the games it held are gone; starting a new one" in err
+
+
 def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit() -> None:
     caps = Limits(max_budget=100_000, max_samples=100_000, max_candidates=10, max_seconds=3)
     app = create_app(limits=caps, isolate=True)

@@ -98,6 +98,8 @@ def create_app(
     lobby = Lobby(agents, max_games, idle_timeout, limits)  # checks the flags and the agent files first
     desk: DeskLike = ChildDesk(limits.workers, lobby.offered) if isolate else Desk(limits.workers)
     lobby.on_drop = desk.drop
+    if isinstance(desk, ChildDesk):
+        desk.on_restart = lobby.forget_all
     queue = WorkQueue(limits.workers, limits.max_queue, limits.max_client_work, limits.max_seconds)
     app = FastAPI(
         title="Tonk RL",

@@ -21,8 +21,10 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import signal
+import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any
@@ -32,6 +34,7 @@ from fastapi import HTTPException
 from agents.registry import make_agent
 from tonk_env.agent import DecisionTimeout
 from tonk_env.odds import above_table
+from tonk_env.workers import how_it_died
 
 from .errors import REFUSALS
 from .play import Desk
@@ -39,6 +42,14 @@ from .work import Work
 
 #: Seconds the child may take to start (imports and the search's odds table).
 START_SECONDS = 120.0
+
+#: A child that died is replaced at most this many times in :data:`RESTART_WINDOW_S` seconds.
+MAX_RESTARTS = 5
+RESTART_WINDOW_S = 600.0
+
+
+def _log(line: str) -> None:
+    print(f"tonk serve: {line}", file=sys.stderr, flush=True)
 
 
 def _serve_desk(conn: Connection, workers: int, warm: list[str]) -> None:
@@ -95,45 +106,103 @@ def _serve_desk(conn: Connection, workers: int, warm: list[str]) -> None:
 
 
 class ChildDesk:
-    """A desk in a child process, with the desk's interface (``run``, ``drop``, ``close``)."""
+    """A desk in a child process, with the desk's interface (``run``, ``drop``, ``close``).
+
+    If the child dies (out of memory, most likely), the requests waiting on it get a 503, the
+    games it held are gone (``on_restart`` tells the lobby), and a new child takes its place: at
+    most :data:`MAX_RESTARTS` in :data:`RESTART_WINDOW_S` seconds, after which every request
+    gets the 503 and the log says why.
+    """
 
     def __init__(self, workers: int, warm: Sequence[str] = ()) -> None:
-        ctx = mp.get_context("spawn")  # never fork a process that runs threads and an event loop
-        self._conn, child = ctx.Pipe()
-        self._process = ctx.Process(
-            target=_serve_desk, args=(child, workers, list(warm)), name="tonk-agents", daemon=True
-        )
-        self._process.start()
-        child.close()
+        self._workers, self._warm = workers, list(warm)
         self._send_lock = threading.Lock()
         self._pending: dict[int, Future[dict[str, Any]]] = {}
         self._jobs = itertools.count()
         self._lock = threading.Lock()
-        if not self._conn.poll(START_SECONDS) or not self._conn.recv().get("ready"):
-            self.close()
-            raise ValueError(f"the agents' process did not start within {START_SECONDS:g} s")
+        self._closing = False
+        self._restarted: list[float] = []
+        #: Called (with how the child died) before a new child starts: its games are gone.
+        self.on_restart: Callable[[str], None] = lambda why: None
+        self._conn, self._process = self._start()
         self._reader = threading.Thread(target=self._read, name="tonk-desk-reader", daemon=True)
         self._reader.start()
+
+    @property
+    def restarts(self) -> int:
+        """How many times a dead child was replaced."""
+        return len(self._restarted)
+
+    def _start(self) -> tuple[Connection, Any]:
+        """A new child and the pipe to it, once it is ready."""
+        ctx = mp.get_context("spawn")  # never fork a process that runs threads and an event loop
+        conn, child = ctx.Pipe()
+        process = ctx.Process(
+            target=_serve_desk, args=(child, self._workers, self._warm), name="tonk-agents", daemon=True
+        )
+        process.start()
+        child.close()
+        try:
+            ready = conn.poll(START_SECONDS) and conn.recv().get("ready")
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            process.kill()
+            process.join(3)
+            conn.close()
+            raise ValueError(f"the agents' process did not start within {START_SECONDS:g} s")
+        return conn, process
 
     def _send(self, message: dict[str, Any]) -> None:
         with self._send_lock:
             self._conn.send(message)
 
     def _read(self) -> None:
-        """Hand each answer to the request waiting for it; fail them all if the child ends."""
+        """Hand each answer to the request waiting for it; if the child ends, fail them all and restart it."""
         while True:
             try:
                 msg = self._conn.recv()
             except (EOFError, OSError):
-                break
+                self._fail_pending()
+                if self._closing or not self._restart():
+                    return
+                continue
             with self._lock:
                 future = self._pending.pop(msg.get("job", -1), None)
             if future is not None:
                 future.set_result(msg)
+
+    def _fail_pending(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
         for future in pending.values():
             future.set_result({"error": [503, "the agents' process has stopped; nothing was changed"]})
+
+    def _restart(self) -> bool:
+        """Replace the dead child (unless it died too often lately); whether a new one runs."""
+        self._process.join(3)
+        why = f"the agents' process {how_it_died(self._process.exitcode)}; the games it held are gone"
+        now = time.monotonic()
+        self._restarted = [t for t in self._restarted if now - t < RESTART_WINDOW_S]
+        if len(self._restarted) >= MAX_RESTARTS:
+            _log(f"{why}; it was restarted {MAX_RESTARTS} times in {RESTART_WINDOW_S:g} s: not again")
+            return False
+        _log(f"{why}; starting a new one")
+        self.on_restart(why)
+        try:
+            conn, process = self._start()
+        except ValueError as e:
+            _log(f"{e}: requests that need an agent get 503")
+            return False
+        if self._closing:  # the server stopped meanwhile
+            conn.close()
+            process.kill()
+            return False
+        with self._send_lock:
+            old, self._conn, self._process = self._conn, conn, process
+        old.close()
+        self._restarted.append(now)
+        return True
 
     def run(self, cmd: dict[str, Any], work: Work) -> dict[str, Any]:
         """Run ``cmd`` at the child's desk within ``work`` (its deadline and stops); its answer."""
@@ -170,6 +239,7 @@ class ChildDesk:
 
     def close(self) -> None:
         """End the child process (within a few seconds)."""
+        self._closing = True
         try:
             self._send({"op": "close"})
         except (OSError, ValueError):

@@ -170,6 +170,11 @@ class Lobby:
         game.used = time.monotonic()
         return game
 
+    def forget_all(self, why: str = "") -> None:
+        """Forget every game (the agents' process that held them died: ``ChildDesk.on_restart``)."""
+        with self.lock:
+            self.games.clear()
+
     def remove(self, gid: str) -> None:
         """End game ``gid`` (:class:`NoSuchGame` if unknown)."""
         self.get(gid)
