@@ -143,3 +143,29 @@ def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:
     assert "sample_hands" not in results and '"deck"' not in results  # the hands stay out of the results
     with pytest.raises(ValueError, match=r"sample_hands=-1 is invalid; allowed: an int 0\.\.1000"):
         TournamentConfig.from_dict({"entrants": ["random"], "sample_hands": -1})
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "why"),
+    [
+        (["clone", "heuristic:greedy", "--out", "{bad}/c.npz", "--hands", "10"], 2, "cannot make the folder"),
+        (["belief", "data", "--out", "{bad}/d.npz", "--hands", "10"], 2, "cannot make the folder"),
+        (["export", "zoo:2p", "--out", "{bad}/a.onnx"], 1, "Not a directory"),
+        (
+            ["exploit", "random", "--steps", "100", "--out-dir", "{bad}", "--no-progress"],
+            1,
+            "Not a directory",
+        ),
+    ],
+    ids=["clone", "belief", "export", "exploit"],
+)
+def test_a_folder_that_cannot_be_made_is_one_line(
+    argv: list[str], status: int, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a file where the output folder would go: these commands said so with a traceback, clone and
+    # belief data after their work (now before it); tonk train's config check refuses it first
+    (tmp_path / "a_file").write_text("")
+    bad = str(tmp_path / "a_file" / "out")
+    assert main([a.replace("{bad}", bad) for a in argv]) == status
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tonk {argv[0]}: error: ") and why in err, err

@@ -8,6 +8,7 @@ accept ASCII digits only and say the allowed range when a value is outside it.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,6 +88,41 @@ def npz_out(text: str) -> Path:
         raise ValueError(f"--out {text}: the file must end in .npz")
     if not out.parent.is_dir():
         raise ValueError(f"--out {text}: no folder {out.parent}")
+    return out
+
+
+def _folder_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be made or written to (it is made if missing), or ``None``."""
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot make the folder {path} ({e.strerror or e})"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"the folder {path} is not writable"
+    return None
+
+
+def writable_folder(folder: str, flag: str) -> Path:
+    """``folder``, made if missing and checked writable before any work (``ValueError`` naming ``flag``).
+
+    For the commands that write their result only at the end of minutes of work: a path that
+    cannot be written is refused before the work starts, not after it.
+    """
+    path = Path(folder)
+    problem = _folder_problem(path)
+    if problem:
+        raise ValueError(f"{flag} {folder}: {problem}")
+    return path
+
+
+def writable_file(text: str, flag: str = "--out") -> Path:
+    """The output file ``text``: not a folder, its folder made and writable (see :func:`writable_folder`)."""
+    out = Path(text)
+    problem = "a folder, not a file" if out.is_dir() else _folder_problem(out.parent)
+    if problem:
+        raise ValueError(f"{flag} {text}: {problem}")
     return out
 
 

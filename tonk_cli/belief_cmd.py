@@ -32,6 +32,7 @@ def cmd_data(args: argparse.Namespace) -> int:
         holdout_every=args.holdout_every,
         mix=_args.mix(args.mix),
     )
+    _args.writable_file(args.out)  # before the hands, not after
     summary = generate(cfg, args.out, progress=not args.no_progress and sys.stderr.isatty())
     print(json.dumps(summary, indent=1))
     return 0
@@ -55,6 +56,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         torch_threads=args.torch_threads,
         count_bins=args.count_bins,
     )
+    if args.out_dir is not None:
+        _args.writable_folder(args.out_dir, "--out-dir")  # before the fit, not after
     card = fit_belief(args.data, cfg, args.out_dir, progress=not args.no_progress and sys.stderr.isatty())
     tr = card["training"]
     print(

@@ -35,6 +35,7 @@ def cmd_clone(args: argparse.Namespace) -> int:
     """Make the clone and print its report."""
     from train.clone import CloneSettings, clone
 
+    _args.writable_file(args.out)  # before the hands and the fit, not after
     settings = CloneSettings(
         teacher=args.teacher,
         start=args.start,

@@ -15,6 +15,8 @@ def cmd_headroom(args: argparse.Namespace) -> int:
 
     rules = make_rules(args.rules, **parse_assignments(args.set or []))
     name = args.rules + "".join(f" {s}" for s in args.set or [])
+    if args.out:
+        _args.writable_file(args.out)  # before the playouts, not after
     res = improvement_gap(
         agent=args.agent,
         opponent=args.opponent,

@@ -174,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkerDiedError as e:  # not the user's mistake (out of memory, most likely), but no traceback
         print(f"tonk {args.command}: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # the file system refused: a folder that cannot be made, no permission, a full disk
+        print(f"tonk {args.command}: error: {os_message(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"tonk {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -183,6 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+
+
+def os_message(e: OSError) -> str:
+    """An ``OSError`` as one line: ``/proc/x: No such file or directory`` (both paths of a rename)."""
+    if e.filename is None:  # a write that failed (``No space left on device``): its words, no errno
+        return e.strerror or " ".join(str(e).split()) or type(e).__name__
+    where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 is not None else "")
+    return f"{where}: {e.strerror or type(e).__name__}"
 
 
 class Terminated(BaseException):
