@@ -150,6 +150,7 @@ def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:
     [
         (["clone", "heuristic:greedy", "--out", "{bad}/c.npz", "--hands", "10"], 2, "cannot make the folder"),
         (["belief", "data", "--out", "{bad}/d.npz", "--hands", "10"], 2, "cannot make the folder"),
+        (["luck", "fit", "{bad}/v.npz", "--hands", "10", "--no-progress"], 2, "cannot make the folder"),
         (["export", "zoo:2p", "--out", "{bad}/a.onnx"], 1, "Not a directory"),
         (
             ["exploit", "random", "--steps", "100", "--out-dir", "{bad}", "--no-progress"],
@@ -157,13 +158,13 @@ def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:
             "Not a directory",
         ),
     ],
-    ids=["clone", "belief", "export", "exploit"],
+    ids=["clone", "belief", "luck", "export", "exploit"],
 )
 def test_a_folder_that_cannot_be_made_is_one_line(
     argv: list[str], status: int, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # a file where the output folder would go: these commands said so with a traceback, clone and
-    # belief data after their work (now before it); tonk train's config check refuses it first
+    # a file where the output folder would go: these commands said so with a traceback, clone, belief
+    # data and luck fit after their work (now before it); tonk train's config check refuses it first
     (tmp_path / "a_file").write_text("")
     bad = str(tmp_path / "a_file" / "out")
     assert main([a.replace("{bad}", bad) for a in argv]) == status

@@ -28,6 +28,7 @@ def cmd_luck_fit(args: argparse.Namespace) -> int:
         raise ValueError(f"--lr {args.lr}: need a positive learning rate")
     if any(h < 1 for h in hidden):
         raise ValueError(f"--hidden {args.hidden!r}: layer sizes must be positive ints, e.g. 256,256")
+    _args.writable_file(args.out, "OUT")  # before the hands and the fit, not after
     progress = not args.no_progress and sys.stderr.isatty()
     card = fit_value(
         args.out,
