@@ -460,3 +460,43 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
     by_node = summary["steps_by_node"]
     assert set(by_node) == nodes, by_node
     assert all(steps > 0 for steps in by_node.values()) and sum(by_node.values()) == summary["steps"] >= 512
+
+
+def test_the_local_runner_samples_on_an_env_of_its_own_when_the_remote_ones_are_down() -> None:
+    """With env runners, the local one (in the driver) has no env; RLlib samples with it while Ray
+    restarts a remote runner whose process died, and that ended the run ("doesn't have an env")."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from train.rllib.runner import TonkEnvRunner
+
+    cfg = config_from_dict(TINY)
+    spec = RLModuleSpec(
+        module_class=MaskedTonkModule, model_config={"pi": [32], "vf": [32], "mask_in_obs": True}
+    )
+
+    def config(remote_runners: int) -> PPOConfig:
+        return (
+            PPOConfig()
+            .environment(
+                RllibVectorEnv, env_config={"train_config": cfg.to_dict()}, disable_env_checking=True
+            )
+            .env_runners(
+                num_env_runners=remote_runners,
+                num_envs_per_env_runner=4,
+                gym_env_vectorize_mode="vector_entry_point",
+            )
+            .rl_module(rl_module_spec=spec)
+            .debugging(seed=3)
+        )
+
+    remote = TonkEnvRunner(config=config(0))  # what a remote runner tells the algorithm: its spaces
+    spaces = remote.get_spaces()
+    remote.stop()
+    runner = TonkEnvRunner(config=config(1), worker_index=0, spaces=spaces)
+    try:
+        assert runner.env is None
+        episodes = runner.sample(num_timesteps=100)
+        assert runner.env is not None and sum(len(e) for e in episodes) >= 100
+    finally:
+        runner.stop()

@@ -81,6 +81,16 @@ class TonkEnvRunner(SingleAgentEnvRunner):
         seed, index = self.config.seed, int(self.worker_index or 0)
         self._draws = np.random.default_rng(None if seed is None else [int(seed), index])
 
+    def sample(self, **kwargs: Any) -> Any:
+        """RLlib's ``sample``, on an env made now if this runner has none.
+
+        The local runner (in the driver) has none; RLlib samples with it when no remote runner is
+        healthy, as while Ray restarts one whose process died.
+        """
+        if self.env is None:
+            self.make_env()
+        return super().sample(**kwargs)
+
     def _sample(
         self,
         *,
