@@ -152,13 +152,8 @@ def test_tournament_writes_sample_hands_per_match(tmp_path: Path) -> None:
         (["belief", "data", "--out", "{bad}/d.npz", "--hands", "10"], 2, "cannot make the folder"),
         (["luck", "fit", "{bad}/v.npz", "--hands", "10", "--no-progress"], 2, "cannot make the folder"),
         (["export", "zoo:2p", "--out", "{bad}/a.onnx"], 1, "Not a directory"),
-        (
-            ["exploit", "random", "--steps", "100", "--out-dir", "{bad}", "--no-progress"],
-            1,
-            "Not a directory",
-        ),
     ],
-    ids=["clone", "belief", "luck", "export", "exploit"],
+    ids=["clone", "belief", "luck", "export"],
 )
 def test_a_folder_that_cannot_be_made_is_one_line(
     argv: list[str], status: int, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

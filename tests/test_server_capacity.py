@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -203,38 +206,9 @@ def test_one_client_holds_at_most_its_share_of_the_lobby() -> None:
 
 
 # -- the agents' own process (what tonk serve runs) --------------------------------------------------
-def test_a_dead_agents_process_is_replaced_and_its_games_are_gone(capfd: pytest.CaptureFixture[str]) -> None:
-    # killed (as by the OOM killer), it left every later request a 503 until the server was restarted
-    import os
-    import signal
-    import time
-
-    app = create_app(isolate=True)
-    desk = app.state.desk
-    try:
-        c = TestClient(app)
-        gid = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3}).json()["game_id"]
-        old = desk._process
-        os.kill(old.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 120
-        while desk.restarts == 0:
-            assert time.monotonic() < deadline, "no new agents' process"
-            time.sleep(0.05)
-        assert desk._process is not old and desk._process.is_alive()
-        assert c.get(f"/api/games/{gid}").status_code == 404  # the lobby forgot what the dead child held
-        made = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3})
-        assert made.status_code == 201, made.text
-        legal = made.json()["view"]["legal_actions"]
-        played = c.post(f"/api/games/{made.json()['game_id']}/actions", json={"action": legal[0]})
-        assert played.status_code == 200, played.text
-    finally:
-        desk.close()
-    err = capfd.readouterr().err
-    assert "tonk serve: the agents' process was killed by SIGKILL (out of memory" in err, err
-    assert "the games it held are gone; starting a new one" in err
-
-
-def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit() -> None:
+def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     caps = Limits(max_budget=100_000, max_samples=100_000, max_candidates=10, max_seconds=3)
     app = create_app(limits=caps, isolate=True)
     try:
@@ -262,6 +236,25 @@ def test_the_desk_in_its_own_process_plays_answers_and_stops_at_the_time_limit()
         assert r.status_code == 503 and "--max-seconds" in r.json()["detail"], r.text
         assert c.delete(f"/api/games/{gid}").status_code == 204
         assert c.post(f"/api/games/{gid}/next").status_code == 404
+        # a desk process killed (as by the OOM killer) left every later request a 503 until the server
+        # was restarted: now a new one takes its place, and the lobby forgets the games it held
+        gid = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3}).json()["game_id"]
+        desk, old = app.state.desk, app.state.desk._process
+        os.kill(old.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 120
+        while desk.restarts == 0:
+            assert time.monotonic() < deadline, "no new agents' process"
+            time.sleep(0.05)
+        assert desk._process is not old and desk._process.is_alive()
+        assert c.get(f"/api/games/{gid}").status_code == 404
+        made = c.post("/api/games", json={"agents": ["heuristic:greedy"], "seed": 3})
+        assert made.status_code == 201, made.text
+        legal = made.json()["view"]["legal_actions"]
+        played = c.post(f"/api/games/{made.json()['game_id']}/actions", json={"action": legal[0]})
+        assert played.status_code == 200, played.text
     finally:
         app.state.desk.close()
     assert not app.state.desk._process.is_alive()
+    err = capfd.readouterr().err
+    assert "tonk serve: the agents' process was killed by SIGKILL (out of memory" in err, err
+    assert "the games it held are gone; starting a new one" in err

@@ -184,7 +184,8 @@ def test_runners_sample_the_same_hands_as_episodes() -> None:
     """RLlib's stock runner (next-step autoreset) and the batched runner: legal actions, rewards = stakes.
 
     Each runner's finished episodes pay what the env counted for the learner; every step's action is
-    legal in its observation; the batched runner's episodes cover every step it took.
+    legal in its observation; the batched runner's episodes cover every step it took. The driver's
+    runner, which has no env of its own, makes one when RLlib samples with it.
     """
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -225,7 +226,18 @@ def test_runners_sample_the_same_hands_as_episodes() -> None:
             assert sum(e.get_return() for e in done) == pytest.approx(
                 runner.metrics.peek(("tonk", "stakes_sum"))
             )
+            spaces = runner.get_spaces()  # what a remote runner tells the algorithm
         runner.stop()
+
+    # With remote runners the local one (in the driver) has no env; RLlib samples with it while Ray
+    # restarts a remote runner whose process died, and that ended the run ("doesn't have an env").
+    local = TonkEnvRunner(config=config.env_runners(num_env_runners=1), worker_index=0, spaces=spaces)
+    try:
+        assert local.env is None
+        episodes = local.sample(num_timesteps=100)
+        assert local.env is not None and sum(len(e) for e in episodes) >= 100
+    finally:
+        local.stop()
 
 
 def test_episodes_built_directly_equal_rllibs_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -460,43 +472,3 @@ def test_two_node_cluster_spreads_env_runners(tmp_path: Path) -> None:
     by_node = summary["steps_by_node"]
     assert set(by_node) == nodes, by_node
     assert all(steps > 0 for steps in by_node.values()) and sum(by_node.values()) == summary["steps"] >= 512
-
-
-def test_the_local_runner_samples_on_an_env_of_its_own_when_the_remote_ones_are_down() -> None:
-    """With env runners, the local one (in the driver) has no env; RLlib samples with it while Ray
-    restarts a remote runner whose process died, and that ended the run ("doesn't have an env")."""
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from train.rllib.runner import TonkEnvRunner
-
-    cfg = config_from_dict(TINY)
-    spec = RLModuleSpec(
-        module_class=MaskedTonkModule, model_config={"pi": [32], "vf": [32], "mask_in_obs": True}
-    )
-
-    def config(remote_runners: int) -> PPOConfig:
-        return (
-            PPOConfig()
-            .environment(
-                RllibVectorEnv, env_config={"train_config": cfg.to_dict()}, disable_env_checking=True
-            )
-            .env_runners(
-                num_env_runners=remote_runners,
-                num_envs_per_env_runner=4,
-                gym_env_vectorize_mode="vector_entry_point",
-            )
-            .rl_module(rl_module_spec=spec)
-            .debugging(seed=3)
-        )
-
-    remote = TonkEnvRunner(config=config(0))  # what a remote runner tells the algorithm: its spaces
-    spaces = remote.get_spaces()
-    remote.stop()
-    runner = TonkEnvRunner(config=config(1), worker_index=0, spaces=spaces)
-    try:
-        assert runner.env is None
-        episodes = runner.sample(num_timesteps=100)
-        assert runner.env is not None and sum(len(e) for e in episodes) >= 100
-    finally:
-        runner.stop()
