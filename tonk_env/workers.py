@@ -139,7 +139,7 @@ class _Pool(multiprocessing.pool.Pool):
     @staticmethod
     def _maintain_pool(ctx: Any, process: Any, processes: int, pool: list[Any], *rest: Any) -> None:
         # reap the dead (a dead worker's sentinel stays ready: left in, the handler would spin)
-        multiprocessing.pool.Pool._join_exited_workers(pool)
+        multiprocessing.pool.Pool._join_exited_workers(pool)  # type: ignore[attr-defined]
 
 
 def how_it_died(exitcode: int | None) -> str:
@@ -222,7 +222,8 @@ def process_map(
     try:
         with signals_held():
             pool = _Pool(workers, _guarded_init, (initializer, tuple(initargs)), context=ctx)
-        procs = list(pool._pool)  # the map's workers, for all its life: the pool replaces none
+        # the map's workers, for all its life: the pool replaces none
+        procs = list(pool._pool)  # type: ignore[attr-defined]
         task = _Guarded(fn)
         yield from _results(
             pool.imap(task, items) if ordered else pool.imap_unordered(task, items), procs, method
