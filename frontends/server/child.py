@@ -122,8 +122,8 @@ class ChildDesk:
         self._lock = threading.Lock()
         self._closing = False
         self._restarted: list[float] = []
-        #: Called (with how the child died) before a new child starts: its games are gone.
-        self.on_restart: Callable[[str], None] = lambda why: None
+        #: Called before a new child starts: the dead one's games are gone.
+        self.on_restart: Callable[[], None] = lambda: None
         self._conn, self._process = self._start()
         self._reader = threading.Thread(target=self._read, name="tonk-desk-reader", daemon=True)
         self._reader.start()
@@ -188,7 +188,7 @@ class ChildDesk:
             _log(f"{why}; it was restarted {MAX_RESTARTS} times in {RESTART_WINDOW_S:g} s: not again")
             return False
         _log(f"{why}; starting a new one")
-        self.on_restart(why)
+        self.on_restart()
         try:
             conn, process = self._start()
         except ValueError as e:

@@ -170,7 +170,7 @@ class Lobby:
         game.used = time.monotonic()
         return game
 
-    def forget_all(self, why: str = "") -> None:
+    def forget_all(self) -> None:
         """Forget every game (the agents' process that held them died: ``ChildDesk.on_restart``)."""
         with self.lock:
             self.games.clear()

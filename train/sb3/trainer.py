@@ -306,7 +306,7 @@ def _fit_run(
             raise WorkerDiedError(
                 f"{e}; tonk train --resume {run_dir} goes on from the last checkpoint"
             ) from None
-        except (EOFError, ConnectionResetError, BrokenPipeError) as e:  # SubprocVecEnv's pipe to a dead env
+        except _PIPE_GONE as e:
             if cfg.vec_env != "subproc":
                 raise
             raise WorkerDiedError(
@@ -322,11 +322,15 @@ def _fit_run(
     return run_dir
 
 
+#: What ``SubprocVecEnv`` raises when its pipe leads to an env process that died.
+_PIPE_GONE = (EOFError, ConnectionResetError, BrokenPipeError)
+
+
 def _close(vec: Any) -> None:
     """Close the envs; a ``SubprocVecEnv`` with a dead env process cannot say close to it: the rest stop."""
     try:
         vec.close()
-    except (EOFError, ConnectionResetError, BrokenPipeError):
+    except _PIPE_GONE:
         for proc in getattr(vec, "processes", ()):
             if proc.is_alive():
                 proc.terminate()
