@@ -63,8 +63,6 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm import tqdm
-
 from agents.peek import refuse_peek
 from agents.registry import check_spec, make_agent
 from tonk_env.agent import Agent
@@ -73,6 +71,7 @@ from tonk_env.engine.numbers import MAX_DERIVED_SEED, check_seed
 from tonk_env.engine.state import RESULT_KINDS
 from tonk_env.luck import ValueNet, hand_luck, load_value
 from tonk_env.play import play, start_hand
+from tonk_env.progress import progress_bar
 from tonk_env.runtime import MAX_HANDS, MAX_WORKERS
 from tonk_env.workers import process_map
 
@@ -433,7 +432,9 @@ def evaluate(
     bar = None
     tick: Callable[[int], None] | None = None
     if progress is True:
-        bar = tqdm(total=num_groups * len(arrs), unit="hand", desc="tonk eval", leave=False, mininterval=0.5)
+        bar = progress_bar(
+            total=num_groups * len(arrs), unit="hand", desc="tonk eval", leave=False, mininterval=0.5
+        )
 
         def tick(k: int) -> None:
             bar.update(k * len(arrs))

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from agents.mlp import policy_network
 from agents.registry import check_spec, make_agent
@@ -60,6 +59,7 @@ from tonk_env.engine import (
 )
 from tonk_env.engine.actions import action_kind
 from tonk_env.play import play, start_hand
+from tonk_env.progress import progress_bar
 
 from .duplicate import deal_deck, hand_seed, mean_ci
 
@@ -287,7 +287,7 @@ def improvement_gap(
     bar = None
     tick: Callable[[int], None] | None = progress if callable(progress) else None
     if progress is True:
-        bar = tqdm(total=positions, unit="pos", desc="playing", leave=False, mininterval=0.5)
+        bar = progress_bar(total=positions, unit="pos", desc="playing", leave=False, mininterval=0.5)
         tick = bar.update
     try:
         found, hands = collect_positions(agent, opponent, positions, rules, players, seed, tick)
@@ -300,7 +300,7 @@ def improvement_gap(
     gaps: list[float] = []
     bar = None
     if progress is True:
-        bar = tqdm(total=len(found), unit="pos", desc="valuing", leave=False, mininterval=0.5)
+        bar = progress_bar(total=len(found), unit="pos", desc="valuing", leave=False, mininterval=0.5)
     try:
         for k, pos in enumerate(found):
             legal, values, weights = action_values(pos, sampler, playouts, worlds, _seed("worlds", seed, k))

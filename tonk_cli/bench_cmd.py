@@ -60,15 +60,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _exact(args: argparse.Namespace) -> int:
     """``tonk bench exact``: the differential check over every preset and player count."""
-    from tqdm import tqdm
-
     from tonk_env.core import CoreMismatchError, exact_check, exact_runs
+    from tonk_env.progress import progress_bar
 
     only = [args.rules] if args.only_rules else None
     runs = exact_runs(args.hands, only, args.players_list)
     done = decisions = 0
     t0 = time.perf_counter()
-    bar = tqdm(total=args.hands, unit="hand", desc="exact", disable=args.json or args.no_progress)
+    bar = progress_bar(total=args.hands, unit="hand", desc="exact", disable=args.json or args.no_progress)
     try:
         for i, (preset, n, hands) in enumerate(runs):
             try:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from agents.beliefs.features import feature_sizes, mask_bits, view_features
 from agents.fast import turns_adding_all
@@ -49,6 +48,7 @@ from tonk_env.engine.actions import DROP
 from tonk_env.engine.cards import hand_value
 from tonk_env.odds import drop_win_chance
 from tonk_env.play import play
+from tonk_env.progress import progress_bar
 
 __all__ = ["HELD_OUT_STYLE", "MIX", "DataConfig", "generate", "hand_written", "load_data", "mix_for"]
 
@@ -265,7 +265,7 @@ def generate(cfg: DataConfig, out: str | Path, progress: bool = True) -> dict[st
     rec = _Recorder(n)
     t0 = time.time()
     total = cfg.hands + cfg.style_hands
-    bar = tqdm(total=total, unit="hand", desc="belief data", dynamic_ncols=True, disable=not progress)
+    bar = progress_bar(total=total, unit="hand", desc="belief data", dynamic_ncols=True, disable=not progress)
     style_index = len(specs) - 1
     for i in range(total):
         rng = random.Random(_seed("belief-data", cfg.seed, i))

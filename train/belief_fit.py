@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from agents.beliefs import (
     CARD_FORMAT,
@@ -46,6 +45,7 @@ from agents.beliefs.model import FEATURES_VERSION
 from agents.zoo import NAME as _NAME
 from agents.zoo import file_sha256
 from tonk_env.engine.cards import VALUES
+from tonk_env.progress import progress_bar
 
 from .belief_data import load_data
 from .belief_metrics import belief_metrics, unpack
@@ -179,7 +179,7 @@ def _train(
     best: tuple[float, int, dict[str, Any] | None] = (float("inf"), -1, None)
     curve = []
     n_fit, n_val = len(fit_t[0]), len(val_t[0])
-    bar = tqdm(
+    bar = progress_bar(
         total=cfg.epochs,
         unit="epoch",
         desc=f"belief fit {cfg.name}",

@@ -32,13 +32,13 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from agents.registry import check_spec, make_agent
 from tonk_env.engine import TonkRules, make_rules, new_game, shuffled_deck
 from tonk_env.engine.actions import DRAW
 from tonk_env.luck import feature_size, save_value, state_features
 from tonk_env.play import play, start_hand
+from tonk_env.progress import progress_bar
 from tonk_env.workers import process_map
 
 #: The agents a seat is drawn from, with their weights.
@@ -135,7 +135,7 @@ def generate(
     chunks = [list(range(i, min(i + CHUNK_HANDS, hands))) for i in range(start, hands, CHUNK_HANDS)]
     records: list[dict[str, Any]] = []
     bar = (
-        tqdm(total=hands, initial=start, unit="hand", desc="luck fit: hands", leave=False)
+        progress_bar(total=hands, initial=start, unit="hand", desc="luck fit: hands", leave=False)
         if progress
         else None
     )

@@ -53,7 +53,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm import tqdm
 
 from agents.fast import FastParams, turns_adding_all
 from agents.registry import make_agent
@@ -61,6 +60,7 @@ from agents.search import play_out
 from tonk_env.engine import START, make_rules, seat_info
 from tonk_env.engine.actions import ACTION_KINDS, DRAW, DROP, TAKE, action_kind_index
 from tonk_env.obs import obs_layout
+from tonk_env.progress import progress_bar
 from tonk_env.runtime import write_json
 from tonk_env.single import TonkSingleAgentEnv
 from tonk_env.workers import process_map
@@ -232,7 +232,7 @@ def collect_demos(
     bar = None
     if progress:
         desc = f"pretrain: {cfg.pretrain.teacher} plays"
-        bar = tqdm(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
+        bar = progress_bar(total=hands, unit="hand", desc=desc, dynamic_ncols=True)
     parts = []
     if workers <= 1 or len(jobs) == 1:
         for job in jobs:
@@ -281,7 +281,7 @@ def fit_demos(
     policy.set_training_mode(True)
     bar = None
     if progress:
-        bar = tqdm(total=pc.epochs, unit="epoch", desc="pretrain: fit", dynamic_ncols=True)
+        bar = progress_bar(total=pc.epochs, unit="epoch", desc="pretrain: fit", dynamic_ncols=True)
     for epoch in range(pc.epochs):
         perm = rng.permutation(tr)
         tot_pi = tot_v = 0.0
@@ -354,7 +354,7 @@ def _fit_start_values(
 
     bar = None
     if progress:
-        bar = tqdm(total=epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
+        bar = progress_bar(total=epochs, unit="epoch", desc="pretrain: start values", dynamic_ncols=True)
     best_err, history = np.inf, []
     best_state: dict[str, torch.Tensor] | None = None
     for epoch in range(epochs):

@@ -17,12 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from agents.peek import refuse_peek
 from agents.registry import check_spec
 from eval.report import write_hands
 from tonk_env.engine import TonkRules
+from tonk_env.progress import progress_bar
 
 from .backends import run_backend
 from .config import TournamentConfig, default_out
@@ -165,7 +164,7 @@ class _Recorder:
         self.bar: Any = None
         self.tick: Callable[[int, int], None] | None = None
         if progress is True and to_play:
-            self.bar = tqdm(
+            self.bar = progress_bar(
                 total=total,
                 initial=reused,
                 unit="match",

@@ -47,12 +47,12 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
-from tqdm import tqdm
 
 from agents.beliefs import belief_param, check_belief_table
 from agents.mlp import MLPPolicy, policy_network, read_npz
 from tonk_env.engine.actions import ACTION_KINDS, action_kind, action_kind_index
 from tonk_env.errors import one_line, read_yaml
+from tonk_env.progress import progress_bar
 from tonk_env.runtime import append_jsonl, write_atomic, write_json
 from tonk_env.safe_arrays import write_sha256_sidecar
 
@@ -271,7 +271,7 @@ def _bar(progress: bool, total: int, desc: str) -> Iterator[Callable[[int], None
     if not progress:
         yield None
         return
-    bar = tqdm(total=total, desc=desc, unit="pos", dynamic_ncols=True, leave=False)
+    bar = progress_bar(total=total, desc=desc, unit="pos", dynamic_ncols=True, leave=False)
     try:
         yield bar.update
     finally:

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from tonk_env.engine import make_rules
 from tonk_env.engine.state import RESULT_KINDS
+from tonk_env.progress import progress_bar
 
 from ..config import TrainConfig
 from ..evaluation import Evaluator, evaluate_layers, require_evaluator
@@ -167,7 +167,7 @@ class RllibRun:
         next_eval = _next_multiple(self.step, cfg.eval.every) if cfg.eval.every else None
         next_ckpt = _next_multiple(self.step, cfg.checkpoint_every)
         bar = (
-            tqdm(
+            progress_bar(
                 total=cfg.total_steps,
                 initial=self.step,
                 unit="step",

@@ -17,10 +17,10 @@ from typing import Any, cast
 import numpy as np
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from tqdm import tqdm
 
 from agents.mlp import layers_from_state_dict
 from tonk_env.engine.state import RESULT_KINDS
+from tonk_env.progress import progress_bar
 
 from ..config import TrainConfig
 from ..evaluation import Evaluator, evaluate_layers, require_evaluator
@@ -133,7 +133,7 @@ class TonkCallback(BaseCallback):
         if self.resume_from is None and step == 0 and cfg.eval.every and warm:
             self.evaluate()  # the warm start is scored too: best.zip may be it
         if self.progress:
-            self.bar = tqdm(
+            self.bar = progress_bar(
                 total=cfg.total_steps,
                 initial=step,
                 unit="step",
