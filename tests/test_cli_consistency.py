@@ -165,3 +165,26 @@ def test_a_folder_that_cannot_be_made_is_one_line(
     assert main([a.replace("{bad}", bad) for a in argv]) == status
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"tonk {argv[0]}: error: ") and why in err, err
+
+
+def test_a_reader_that_stops_early_ends_tonk_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tonk rules | head -1``: no error line once the reader has gone; a broken pipe elsewhere still is one."""
+    import os
+    import subprocess
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before tonk writes its first line
+    proc = subprocess.run(
+        [sys.executable, "-m", "tonk_cli.main", "rules"], stdout=write, stderr=subprocess.PIPE, text=True
+    )
+    os.close(write)
+    assert (proc.returncode, proc.stderr) == (141, "")  # 128 + SIGPIPE, as a shell pipeline's writer ends
+
+    def broken(args: object) -> int:  # a worker's pipe, say: stdout is fine
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("tonk_cli.main.cmd_rules", broken)
+    assert main(["rules"]) == 1
+    assert capsys.readouterr().err == "tonk rules: error: Broken pipe\n"

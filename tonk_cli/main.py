@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import select
 import signal
 import sys
 import threading
@@ -175,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tonk {args.command}: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # the file system refused: a folder that cannot be made, no permission, a full disk
+        if isinstance(e, BrokenPipeError) and _stdout_gone():  # `tonk ... | head`: the reader had enough
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit's flush
+            return 128 + signal.SIGPIPE
         print(f"tonk {args.command}: error: {os_message(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -186,6 +190,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has closed it (``tonk rules | head``), not another pipe."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no file descriptor (a test's capture), no poll
+        return False
 
 
 def os_message(e: OSError) -> str:
