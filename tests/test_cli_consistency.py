@@ -170,7 +170,7 @@ def test_a_folder_that_cannot_be_made_is_one_line(
 def test_a_reader_that_stops_early_ends_tonk_quietly(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``tonk rules | head -1``: no error line once the reader has gone; a broken pipe elsewhere still is one."""
+    """``tonk rules | head -1``: no error line once the reader has gone; another broken pipe is one line."""
     import os
     import subprocess
 
