@@ -3,7 +3,9 @@
 ``tonk zoo add RUN_DIR --name NAME`` adds a training run's agent to the zoo
 (:func:`~tonk_cli.workflows.zoo.add_entry`); ``tonk zoo card NAME --exploit RUN``
 records a best response's margin on its card
-(:func:`~tonk_cli.workflows.zoo.record_best_response`); ``tonk zoo card NAME``
+(:func:`~tonk_cli.workflows.zoo.record_best_response`); ``tonk zoo card NAME
+--evaluate`` measures it again, 20,000 hands per opponent by default
+(:func:`~tonk_cli.workflows.zoo.reevaluate_card`); ``tonk zoo card NAME``
 rewrites the page from the card. The zoo folder is ``agents/zoo/`` of the
 package, or ``$TONK_ZOO_DIR``.
 """
@@ -19,7 +21,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     """``tonk zoo list|add|card``."""
     from agents.zoo import zoo_dir, zoo_listing
 
-    from .workflows.zoo import add_entry, record_best_response, refresh_card
+    from .workflows.zoo import add_entry, record_best_response, reevaluate_card, refresh_card
 
     if args.action == "list":
         entries = zoo_listing()
@@ -43,8 +45,12 @@ def cmd_zoo(args: argparse.Namespace) -> int:
             machine=args.machine,
             progress=not args.no_progress,
         )
+    elif args.exploit and args.evaluate:
+        raise ValueError("--exploit and --evaluate: one at a time")
     elif args.exploit:
         entry = record_best_response(args.name, args.exploit)
+    elif args.evaluate:
+        entry = reevaluate_card(args.name, args.hands, args.seed, args.workers, progress=not args.no_progress)
     else:
         entry = refresh_card(args.name)
     print(f"wrote {entry.card_file} and {entry.page_file}\n")
@@ -84,4 +90,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     zc = zs.add_parser("card", help="rewrite an entry's page; --exploit records a best response's margin")
     zc.add_argument("name", metavar="NAME")
     zc.add_argument("--exploit", metavar="RUN_DIR", help="a tonk exploit zoo:NAME run folder")
+    zc.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="measure the agent again against its card's opponents (the rest of the card stays)",
+    )
+    zc.add_argument(
+        "--hands", type=_args.hands, default=20000, help="--evaluate: duplicate hands per opponent"
+    )
+    zc.add_argument("--seed", type=_args.seed, help="--evaluate: seed of the deals (default: the card's)")
+    zc.add_argument("--workers", type=_args.workers, default=1, help="--evaluate: evaluation processes")
+    zc.add_argument("--no-progress", action="store_true", help="--evaluate: no progress bars")
     zc.set_defaults(func=cmd_zoo)

@@ -28,7 +28,8 @@ field                   content
                         checkout), ``dirty`` whether the working tree had changes
 ``evaluation``          duplicate-deal results: ``hands``, ``seed``, and one row per
                         opponent (``opponent``, ``mean_stakes``, ``ci95``, ``win_rate``,
-                        ``hands``), weakest opponent first
+                        ``hands``), weakest opponent first; after ``tonk zoo card NAME
+                        --evaluate`` also ``evaluated`` (when, UTC), ``commit`` and ``dirty``
 ``headline``            the opponent whose row is the card's headline (the last one by
                         default: the strongest baseline)
 ``best_response``       None, or what ``tonk exploit`` found: ``margin`` (the best
@@ -191,9 +192,15 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "",
         f"## Evaluation ({ev['hands']} duplicate hands per opponent, seed {ev['seed']})",
         "",
-        "| opponent | stakes/hand | 95% CI | win rate | hands |",
-        "|---|---:|---:|---:|---:|",
     ]
+    if ev.get("evaluated"):
+        dirty_ev = " (with local changes)" if ev.get("dirty") else ""
+        lines += [
+            f"Measured again on {ev['evaluated']} at commit {ev.get('commit') or 'unknown'}{dirty_ev} "
+            f"(`tonk zoo card {card['name']} --evaluate --hands {ev['hands']} --seed {ev['seed']}`).",
+            "",
+        ]
+    lines += ["| opponent | stakes/hand | 95% CI | win rate | hands |", "|---|---:|---:|---:|---:|"]
     for row in ev["results"]:
         lo, hi = row["ci95"]
         lines.append(

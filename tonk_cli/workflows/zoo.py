@@ -5,8 +5,10 @@
 agent in one seat, the baseline in every other) and writes the card
 ``NAME.json`` and its page ``NAME.md`` (:mod:`agents.zoo`).
 :func:`record_best_response` copies the margin of a ``tonk exploit zoo:NAME``
-run (:mod:`tonk_cli.workflows.exploit`) into the card; :func:`refresh_card`
-rewrites the page from the card. The zoo folder is ``agents/zoo/`` of the
+run (:mod:`tonk_cli.workflows.exploit`) into the card; :func:`reevaluate_card`
+measures the shipped network again against its card's opponents (more hands, other
+deals) and keeps the rest of the card; :func:`refresh_card` rewrites the page from
+the card. The zoo folder is ``agents/zoo/`` of the
 package, or ``$TONK_ZOO_DIR``.
 
 Example::
@@ -33,7 +35,7 @@ from agents.mlp import MLPPolicy
 from agents.peek import refuse_peek
 from agents.ppo import load_policy
 from agents.registry import check_spec, parse_spec
-from agents.zoo import card_path, check_name, read_card, write_card, write_entry
+from agents.zoo import card_path, check_name, load_zoo_agent, read_card, write_card, write_entry
 from agents.zoo.card import FORMAT
 from eval.duplicate import arrangements
 from tonk_env.engine import TonkRules, make_rules
@@ -44,7 +46,7 @@ from .exploit import read_exploit
 
 __all__ = [
     "BASELINES", "SEARCH_BASELINE", "ZooEntry", "add_entry", "default_baselines", "record_best_response",
-    "refresh_card",
+    "reevaluate_card", "refresh_card",
 ]  # fmt: skip
 
 #: The baselines of a card's evaluation, weakest first (the last one is the headline); two-player
@@ -286,6 +288,52 @@ def record_best_response(name: str, exploit_run: str | Path) -> ZooEntry:
         "commit": result.commit,
         "init_from": result.budget.init_from,
         "best_step": result.best_step,
+    }
+    write_card(card)
+    return _entry(card)
+
+
+def reevaluate_card(
+    name: str,
+    hands: int = 20000,
+    seed: int | None = None,
+    workers: int = 1,
+    progress: bool = True,
+) -> ZooEntry:
+    """Evaluate ``zoo:NAME`` again against its card's opponents, ``hands`` duplicate hands each.
+
+    The card's evaluation is replaced (deals of ``seed``, the card's own by default) and marked with
+    the commit and time it was measured at; the network, its training and its best response stay.
+    """
+    card = read_card(name)
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"--hands must be a positive integer, got {hands!r}")
+    players = card["num_players"]
+    least = min_card_hands(players)
+    if hands < least:
+        raise ValueError(
+            f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
+            f"{least} hands at least at a {players}-player table"
+        )
+    load_zoo_agent(name)  # the file is the one the card describes (its hash), or a one-line refusal
+    seed = card["evaluation"]["seed"] if seed is None else seed
+    rules = make_rules(card["rules"], **card["rule_options"])
+    rules_name = card["rules"] + "".join(f" {k}={v}" for k, v in card["rule_options"].items())
+    rows = []
+    for row in card["evaluation"]["results"]:
+        res = evaluate_one_seat(
+            [f"zoo:{name}", row["opponent"]], hands, players, rules, seed, workers, progress, rules_name
+        )
+        rows.append(score_row(row["opponent"], res).to_json())
+    commit, dirty = git_commit()
+    card["evaluation"] = {
+        **card["evaluation"],
+        "hands": hands,
+        "seed": seed,
+        "results": rows,
+        "commit": commit,
+        "dirty": dirty,
+        "evaluated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     write_card(card)
     return _entry(card)
