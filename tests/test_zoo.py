@@ -206,6 +206,8 @@ def test_a_card_is_measured_again_and_keeps_the_rest(
     before = read_card("tiny")
     assert main(["zoo", "card", "tiny", "--evaluate", "--hands", "2"]) == 2  # one deal group: no interval
     assert "--hands 2: a card's 95% intervals need two deal groups" in capsys.readouterr().err
+    assert main(["zoo", "card", "tiny", "--hands", "8"]) == 2  # not without --evaluate
+    assert "--hands, --seed and --workers go with --evaluate" in capsys.readouterr().err
     assert read_card("tiny") == before
     assert main(["zoo", "card", "tiny", "--evaluate", "--hands", "8", "--seed", "5", "--no-progress"]) == 0
     after = read_card("tiny")

@@ -47,10 +47,14 @@ def cmd_zoo(args: argparse.Namespace) -> int:
         )
     elif args.exploit and args.evaluate:
         raise ValueError("--exploit and --evaluate: one at a time")
+    elif args.evaluate:
+        hands = 20000 if args.hands is None else args.hands
+        workers = 1 if args.workers is None else args.workers
+        entry = reevaluate_card(args.name, hands, args.seed, workers, progress=not args.no_progress)
+    elif any(v is not None for v in (args.hands, args.seed, args.workers)):
+        raise ValueError("--hands, --seed and --workers go with --evaluate")
     elif args.exploit:
         entry = record_best_response(args.name, args.exploit)
-    elif args.evaluate:
-        entry = reevaluate_card(args.name, args.hands, args.seed, args.workers, progress=not args.no_progress)
     else:
         entry = refresh_card(args.name)
     print(f"wrote {entry.card_file} and {entry.page_file}\n")
@@ -96,9 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="measure the agent again against its card's opponents (the rest of the card stays)",
     )
     zc.add_argument(
-        "--hands", type=_args.hands, default=20000, help="--evaluate: duplicate hands per opponent"
+        "--hands", type=_args.hands, help="--evaluate: duplicate hands per opponent (default 20000)"
     )
     zc.add_argument("--seed", type=_args.seed, help="--evaluate: seed of the deals (default: the card's)")
-    zc.add_argument("--workers", type=_args.workers, default=1, help="--evaluate: evaluation processes")
+    zc.add_argument("--workers", type=_args.workers, help="--evaluate: evaluation processes (default 1)")
     zc.add_argument("--no-progress", action="store_true", help="--evaluate: no progress bars")
     zc.set_defaults(func=cmd_zoo)

@@ -182,6 +182,18 @@ def _training(run: Path, config: dict[str, Any], machine: str | None) -> dict[st
     return out
 
 
+def _check_hands(hands: Any, players: int | None = None) -> None:
+    """Refuse ``--hands`` that is not a positive integer, or (given ``players``) too few for an interval."""
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"--hands must be a positive integer, got {hands!r}")
+    least = min_card_hands(players) if players is not None else 1
+    if hands < least:  # one deal group has no spread, so no interval for the card
+        raise ValueError(
+            f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
+            f"{least} hands at least at a {players}-player table"
+        )
+
+
 def add_entry(
     run_dir: str | Path,
     name: str,
@@ -196,8 +208,7 @@ def add_entry(
 ) -> ZooEntry:
     """Export a run's checkpoint into the zoo as ``name``, evaluate it, write its card; return the entry."""
     check_name(name)
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"--hands must be a positive integer, got {hands!r}")
+    _check_hands(hands)
     for spec in [*(baselines or []), *([headline] if headline else [])]:
         check_spec(spec)  # an unknown opponent is named before anything is evaluated
     refuse_peek([*(baselines or []), *([headline] if headline else [])], "tonk zoo add")
@@ -205,12 +216,7 @@ def add_entry(
     ckpt, config, policy, rules = _read_run(run, checkpoint)
     meta = policy.meta
     players = meta["num_players"]
-    least = min_card_hands(players)
-    if hands < least:  # one deal group has no spread, so no interval for the card
-        raise ValueError(
-            f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
-            f"{least} hands at least at a {players}-player table"
-        )
+    _check_hands(hands, players)
     preset, options = config.get("rules", "standard"), config.get("rule_options") or {}
     opponents = list(baselines or default_baselines(players))
     top = headline or opponents[-1]
@@ -305,16 +311,10 @@ def reevaluate_card(
     The card's evaluation is replaced (deals of ``seed``, the card's own by default) and marked with
     the commit and time it was measured at; the network, its training and its best response stay.
     """
+    _check_hands(hands)
     card = read_card(name)
-    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
-        raise ValueError(f"--hands must be a positive integer, got {hands!r}")
     players = card["num_players"]
-    least = min_card_hands(players)
-    if hands < least:
-        raise ValueError(
-            f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
-            f"{least} hands at least at a {players}-player table"
-        )
+    _check_hands(hands, players)
     load_zoo_agent(name)  # the file is the one the card describes (its hash), or a one-line refusal
     seed = card["evaluation"]["seed"] if seed is None else seed
     rules = make_rules(card["rules"], **card["rule_options"])
