@@ -38,6 +38,10 @@ def test_a_short_bar_in_a_log_file_is_one_line_at_its_end() -> None:
     (line,) = log.getvalue().splitlines()
     assert line.startswith("pretrain: fit: 100% 10/10 epoch [")
     log = io.StringIO()
+    with progress_bar(file=log, total=100, desc="train quick", unit="step") as bar:
+        bar.update(128)  # training ends past its total, at the end of its last rollout
+    assert log.getvalue().startswith("train quick: 100% 128/128 step ["), log.getvalue()
+    log = io.StringIO()
     with progress_bar(file=log, desc="played", unit="hand") as bar:  # no total
         bar.update(3)
     assert log.getvalue().startswith("played: 3 hand [")

@@ -55,6 +55,9 @@ class LogLines(tqdm):  # type: ignore[type-arg]
         super().close()
 
     def _write_line(self, msg: str | None) -> None:
+        total = getattr(self, "total", None)  # tqdm's attribute (untyped)
+        if total and self.n > total:  # a run that ends past its total (a whole last rollout)
+            self.total = self.n  # reads 100% n/n, not tqdm's "0% n/?"
         self.fp.write((str(self) if msg is None else msg).strip() + "\n")
         self.fp.flush()
         self._last_line = time.monotonic()
