@@ -21,7 +21,13 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     """``tonk zoo list|add|card``."""
     from agents.zoo import zoo_dir, zoo_listing
 
-    from .workflows.zoo import add_entry, record_best_response, reevaluate_card, refresh_card
+    from .workflows.zoo import (
+        REEVALUATE_HANDS,
+        add_entry,
+        record_best_response,
+        reevaluate_card,
+        refresh_card,
+    )
 
     if args.action == "list":
         entries = zoo_listing()
@@ -48,7 +54,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     elif args.exploit and args.evaluate:
         raise ValueError("--exploit and --evaluate: one at a time")
     elif args.evaluate:
-        hands = 20000 if args.hands is None else args.hands
+        hands = REEVALUATE_HANDS if args.hands is None else args.hands
         workers = 1 if args.workers is None else args.workers
         entry = reevaluate_card(args.name, hands, args.seed, workers, progress=not args.no_progress)
     elif any(v is not None for v in (args.hands, args.seed, args.workers)):

@@ -51,7 +51,7 @@ from typing import Any
 
 from tonk_env.engine.schema import build, setting
 
-__all__ = ["FORMAT", "check_card", "headline", "headline_row", "render_markdown"]
+__all__ = ["FORMAT", "check_card", "headline", "headline_row", "render_markdown", "rules_text"]
 
 FORMAT = "tonk-zoo-card/1"
 
@@ -146,7 +146,8 @@ def headline_row(card: Mapping[str, Any], where: str = "card") -> dict[str, Any]
     raise ValueError(f"{where}: headline {card['headline']!r} is not an evaluated opponent ({known})")
 
 
-def _rules_text(card: Mapping[str, Any]) -> str:
+def rules_text(card: Mapping[str, Any]) -> str:
+    """The card's rules as one label: the preset and each changed option (``standard hit_wait=1``)."""
     opts = card["rule_options"]
     return card["rules"] + "".join(f" {k}={v}" for k, v in opts.items())
 
@@ -156,7 +157,7 @@ def headline(card: Mapping[str, Any]) -> str:
     row = headline_row(card)
     lo, hi = row["ci95"]
     text = (
-        f"{card['num_players']} players, {_rules_text(card)}: {row['mean_stakes']:+.3f} stakes/hand "
+        f"{card['num_players']} players, {rules_text(card)}: {row['mean_stakes']:+.3f} stakes/hand "
         f"vs {row['opponent']} [{lo:+.3f}, {hi:+.3f}]"
     )
     best = card.get("best_response")
@@ -180,7 +181,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "| | |",
         "|---|---|",
         f"| players | {card['num_players']} |",
-        f"| rules | {_rules_text(card)} (hash `{card['rules_hash']}`) |",
+        f"| rules | {rules_text(card)} (hash `{card['rules_hash']}`) |",
         f"| observation layout | version {card['obs_version']} |",
         f"| network | {net.get('activation', '?')}, layers {net.get('sizes', '?')} |",
         f"| file | `{card['file']}` (sha256 `{card['sha256'][:16]}...`) |",

@@ -36,7 +36,7 @@ from agents.peek import refuse_peek
 from agents.ppo import load_policy
 from agents.registry import check_spec, parse_spec
 from agents.zoo import card_path, check_name, load_zoo_agent, read_card, write_card, write_entry
-from agents.zoo.card import FORMAT
+from agents.zoo.card import FORMAT, rules_text
 from eval.duplicate import arrangements
 from tonk_env.engine import TonkRules, make_rules
 from train.config import read_config_file
@@ -45,14 +45,18 @@ from .common import ScoreRow, evaluate_one_seat, git_commit, score_row
 from .exploit import read_exploit
 
 __all__ = [
-    "BASELINES", "SEARCH_BASELINE", "ZooEntry", "add_entry", "default_baselines", "record_best_response",
-    "reevaluate_card", "refresh_card",
+    "BASELINES", "REEVALUATE_HANDS", "SEARCH_BASELINE", "ZooEntry", "add_entry", "default_baselines",
+    "record_best_response", "reevaluate_card", "refresh_card",
 ]  # fmt: skip
 
 #: The baselines of a card's evaluation, weakest first (the last one is the headline); two-player
 #: entries meet the search too, as in docs/RESULTS.md's tables.
 BASELINES = ("random", "heuristic:greedy", "heuristic:expert")
 SEARCH_BASELINE = "search:ismcts"
+
+#: Duplicate hands per opponent of ``tonk zoo card NAME --evaluate``: enough to resolve a margin at
+#: the top of the ladder (docs/RESULTS.md, "every zoo card measured again at 20,000 hands a row").
+REEVALUATE_HANDS = 20000
 
 
 @dataclass(frozen=True)
@@ -186,7 +190,9 @@ def _check_hands(hands: Any, players: int | None = None) -> None:
     """Refuse ``--hands`` that is not a positive integer, or (given ``players``) too few for an interval."""
     if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
         raise ValueError(f"--hands must be a positive integer, got {hands!r}")
-    least = min_card_hands(players) if players is not None else 1
+    if players is None:
+        return
+    least = min_card_hands(players)
     if hands < least:  # one deal group has no spread, so no interval for the card
         raise ValueError(
             f"--hands {hands}: a card's 95% intervals need two deal groups of {least - 1} hands, so "
@@ -301,7 +307,7 @@ def record_best_response(name: str, exploit_run: str | Path) -> ZooEntry:
 
 def reevaluate_card(
     name: str,
-    hands: int = 20000,
+    hands: int = REEVALUATE_HANDS,
     seed: int | None = None,
     workers: int = 1,
     progress: bool = True,
@@ -311,18 +317,16 @@ def reevaluate_card(
     The card's evaluation is replaced (deals of ``seed``, the card's own by default) and marked with
     the commit and time it was measured at; the network, its training and its best response stay.
     """
-    _check_hands(hands)
     card = read_card(name)
     players = card["num_players"]
     _check_hands(hands, players)
     load_zoo_agent(name)  # the file is the one the card describes (its hash), or a one-line refusal
     seed = card["evaluation"]["seed"] if seed is None else seed
     rules = make_rules(card["rules"], **card["rule_options"])
-    rules_name = card["rules"] + "".join(f" {k}={v}" for k, v in card["rule_options"].items())
     rows = []
     for row in card["evaluation"]["results"]:
         res = evaluate_one_seat(
-            [f"zoo:{name}", row["opponent"]], hands, players, rules, seed, workers, progress, rules_name
+            [f"zoo:{name}", row["opponent"]], hands, players, rules, seed, workers, progress, rules_text(card)
         )
         rows.append(score_row(row["opponent"], res).to_json())
     commit, dirty = git_commit()
